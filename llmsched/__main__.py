@@ -1,0 +1,3 @@
+from llmsched.cli import main
+
+main()
