@@ -1,0 +1,39 @@
+"""Renderers: pure functions from a `Report` to the text of one output format.
+
+Each format lives in its own module with a `render(report, *, color=False, width=None) -> str`;
+options a format has no use for are accepted and ignored, so callers can treat them alike.
+Every renderer returns text that ends with exactly one newline: write it as is.
+
+Module-level imports stay light (no rich, no xml) so that `llmsched --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llmsched.errors import ConfigError
+from llmsched.model import Report
+from llmsched.render import github, json_format, junit, sarif, text
+
+Renderer = Callable[..., str]
+
+FORMATS: dict[str, Renderer] = {
+    "text": text.render,
+    "json": json_format.render,
+    "sarif": sarif.render,
+    "junit": junit.render,
+    "github": github.render,
+}
+
+
+def render(report: Report, fmt: str, *, color: bool = False, width: int | None = None) -> str:
+    """Render `report` in format `fmt` (a key of FORMATS); an unknown format is a ConfigError."""
+    try:
+        renderer = FORMATS[fmt]
+    except KeyError:
+        choices = ", ".join(FORMATS)
+        raise ConfigError(f"unknown output format {fmt!r} (choose from {choices})") from None
+    return renderer(report, color=color, width=width)
+
+
+__all__ = ["FORMATS", "Renderer", "render"]

@@ -1,0 +1,101 @@
+"""`llmsched checklist lint|list`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from llmsched.cli.options import (
+    ColorOpt,
+    ConfigOpt,
+    FailOn,
+    IgnoreOpt,
+    OutputFileOpt,
+    OutputFormat,
+    OutputOpt,
+    RulesDirOpt,
+    SelectOpt,
+    emit,
+    split_list,
+)
+
+app = typer.Typer(no_args_is_help=True, help="Check manifests against the three-layer checklist.")
+
+
+@app.command("lint")
+def lint(
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            help="Manifest files or folders (recursive *.yaml, *.yml, *.json); '-' reads stdin."
+        ),
+    ],
+    output: OutputOpt = OutputFormat.text,
+    output_file: OutputFileOpt = None,
+    fail_on: Annotated[
+        FailOn | None,
+        typer.Option(
+            "--fail-on", help="Lowest severity that makes the exit code 1 (default: error)."
+        ),
+    ] = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    config_file: ConfigOpt = None,
+    rules_dir: RulesDirOpt = None,
+    max_file_size: Annotated[
+        int | None,
+        typer.Option(
+            "--max-file-size",
+            help="Refuse input files larger than this many bytes (default 10 MiB).",
+        ),
+    ] = None,
+    allow_empty: Annotated[
+        bool, typer.Option("--allow-empty", help="Exit 0 when no Kubernetes object was found.")
+    ] = False,
+    color: ColorOpt = None,
+) -> None:
+    """Lint Kubernetes / KubeRay manifests and the vLLM arguments inside them.
+
+    Exit codes: 0 clean, 1 findings at or above --fail-on, 2 bad input or usage.
+    """
+    from llmsched.config import discover_config, merge_cli
+    from llmsched.engine.lint import exit_code, run_lint
+    from llmsched.render import render
+
+    config = merge_cli(
+        discover_config(config_file),
+        select=split_list(select),
+        ignore=split_list(ignore),
+        fail_on=fail_on.value if fail_on else None,
+        max_file_size=max_file_size,
+        rules_dir=rules_dir or [],
+    )
+    report = run_lint(paths, config, stdin=sys.stdin)
+    use_color = sys.stdout.isatty() if color is None else color
+    emit(render(report, output.value, color=use_color and not output_file), output_file)
+    for error in report.errors:
+        typer.echo(f"llmsched: error: {error}", err=True)
+    if report.errors:
+        raise typer.Exit(2)
+    if not report.stats.get("objects") and not allow_empty:
+        typer.echo(
+            "llmsched: error: no Kubernetes objects found in the input "
+            "(use --allow-empty to accept that)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    raise typer.Exit(exit_code(report, config.fail_on))
+
+
+@app.command("list")
+def list_rules(
+    output: Annotated[
+        OutputFormat, typer.Option("-o", "--output", help="text or json.")
+    ] = OutputFormat.text,
+) -> None:
+    """List the lint rules (same as `llmsched rules --kind lint`)."""
+    from llmsched.cli.rules import print_rules
+
+    print_rules(kind="lint", output=output.value, rules_dir=[])

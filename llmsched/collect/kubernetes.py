@@ -1,0 +1,491 @@
+"""Kubernetes, read-only, through the official client: paged lists per kind, and logs.
+
+Every call is a GET list with ``limit``/``continue`` (a 5k-pod cluster is ten requests
+for pods, not five thousand) or a GET of a container log. Bodies are kept as the API
+server returned them (``_preload_content=False``: no model round-trip, which would both
+rename fields and cost seconds on large lists), then redacted. A 403 or 500 on one kind
+is recorded and the next kind is tried; a CRD that is not installed (404) is ``absent``;
+an unreachable API server stops the run after the first failure instead of waiting for
+every kind to time out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from llmsched.collect.redact import Redactor
+from llmsched.errors import ConfigError, InputFileError
+from llmsched.model import Location
+from llmsched.snapshot import (
+    PART_ABSENT,
+    PART_ERROR,
+    PART_OK,
+    STATE_FAILED,
+    CollectorError,
+    ContainerLog,
+    KubernetesData,
+    overall_state,
+)
+
+DEFAULT_PAGE_SIZE = 500
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_MAX_LOGS = 100
+SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One resource to list: built-in (``api`` class + method names) or a CRD (group)."""
+
+    name: str  # plural; the key in KubernetesData.lists and the bundle file name
+    api: str = ""  # kubernetes.client class, for built-ins
+    namespaced_method: str | None = None
+    cluster_method: str = ""
+    group: str | None = None  # CRDs only
+    version: str | None = None
+    uses_selector: bool = True
+
+    @property
+    def is_crd(self) -> bool:
+        return self.group is not None
+
+
+BUILTIN_KINDS: tuple[Kind, ...] = (
+    Kind("pods", "CoreV1Api", "list_namespaced_pod", "list_pod_for_all_namespaces"),
+    Kind("nodes", "CoreV1Api", None, "list_node", uses_selector=False),
+    Kind(
+        "events",
+        "CoreV1Api",
+        "list_namespaced_event",
+        "list_event_for_all_namespaces",
+        uses_selector=False,
+    ),
+    Kind(
+        "events.k8s.io",
+        "EventsV1Api",
+        "list_namespaced_event",
+        "list_event_for_all_namespaces",
+        uses_selector=False,
+    ),
+    Kind(
+        "deployments",
+        "AppsV1Api",
+        "list_namespaced_deployment",
+        "list_deployment_for_all_namespaces",
+    ),
+    Kind(
+        "statefulsets",
+        "AppsV1Api",
+        "list_namespaced_stateful_set",
+        "list_stateful_set_for_all_namespaces",
+    ),
+    Kind(
+        "replicasets",
+        "AppsV1Api",
+        "list_namespaced_replica_set",
+        "list_replica_set_for_all_namespaces",
+    ),
+    Kind(
+        "horizontalpodautoscalers",
+        "AutoscalingV2Api",
+        "list_namespaced_horizontal_pod_autoscaler",
+        "list_horizontal_pod_autoscaler_for_all_namespaces",
+        uses_selector=False,
+    ),
+    Kind(
+        "persistentvolumeclaims",
+        "CoreV1Api",
+        "list_namespaced_persistent_volume_claim",
+        "list_persistent_volume_claim_for_all_namespaces",
+        uses_selector=False,
+    ),
+    Kind("services", "CoreV1Api", "list_namespaced_service", "list_service_for_all_namespaces"),
+)
+CRD_KINDS: tuple[Kind, ...] = (
+    Kind("rayclusters", group="ray.io", version="v1"),
+    Kind("rayservices", group="ray.io", version="v1"),
+    Kind("rayjobs", group="ray.io", version="v1"),
+    Kind("leaderworkersets", group="leaderworkerset.x-k8s.io", version="v1"),
+    Kind("inferenceservices", group="serving.kserve.io", version="v1beta1"),
+)
+ALL_KINDS = BUILTIN_KINDS + CRD_KINDS
+
+
+class ListFailed(Exception):
+    def __init__(self, message: str, status: int | None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class KubeTarget:
+    """Where to connect: an ApiClient and what to say about it."""
+
+    api_client: Any
+    context: str | None
+    server: str
+    default_namespace: str
+    secrets: list[str] = field(default_factory=list)  # credentials to scrub everywhere
+
+
+def kubeconfig_available(kubeconfig: str | None) -> bool:
+    """Whether there is anything to connect with, without loading it."""
+    if kubeconfig:
+        return True
+    if os.environ.get("KUBECONFIG"):
+        return any(Path(p).exists() for p in os.environ["KUBECONFIG"].split(os.pathsep) if p)
+    if Path("~/.kube/config").expanduser().exists():
+        return True
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+
+
+def connect(
+    kubeconfig: str | None = None, context: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> KubeTarget:
+    """Load a kubeconfig (or the in-cluster service account) into an ApiClient.
+
+    Bad usage (a missing file, an unknown context) raises LlmschedError subclasses.
+    """
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    configuration = client.Configuration()
+    use_in_cluster = (
+        not kubeconfig
+        and not os.environ.get("KUBECONFIG")
+        and not Path("~/.kube/config").expanduser().exists()
+        and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+    )
+    context_name: str | None
+    if use_in_cluster:
+        try:
+            config.load_incluster_config(client_configuration=configuration)
+        except ConfigException as exc:
+            raise ConfigError(f"in-cluster configuration: {exc}") from None
+        context_name = "in-cluster"
+        try:
+            namespace = Path(SERVICE_ACCOUNT_NAMESPACE).read_text().strip() or "default"
+        except OSError:
+            namespace = "default"
+    else:
+        if kubeconfig and not Path(kubeconfig).is_file():
+            raise InputFileError("kubeconfig not found", Location(kubeconfig))
+        try:
+            contexts, active = config.list_kube_config_contexts(config_file=kubeconfig)
+            chosen = active
+            if context:
+                chosen = next((c for c in contexts if c.get("name") == context), None)
+                if chosen is None:
+                    names = ", ".join(sorted(str(c.get("name")) for c in contexts))
+                    raise ConfigError(f"context {context!r} not in kubeconfig (have: {names})")
+            config.load_kube_config(
+                config_file=kubeconfig,
+                context=context,
+                client_configuration=configuration,
+                persist_config=False,  # read-only: never write refreshed tokens back
+            )
+        except ConfigException as exc:
+            raise ConfigError(f"kubeconfig: {exc}") from None
+        context_name = (chosen or {}).get("name")
+        namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
+    configuration.retries = False  # one attempt per call; failures are recorded, not retried
+    secrets = [str(v) for v in configuration.api_key.values() if v]
+    if configuration.password:
+        secrets.append(str(configuration.password))
+    return KubeTarget(
+        api_client=client.ApiClient(configuration),
+        context=context_name,
+        server=str(configuration.host),
+        default_namespace=namespace,
+        secrets=secrets,
+    )
+
+
+class KubernetesCollector:
+    """Lists the kinds of :data:`ALL_KINDS` and fetches vLLM/Ray container logs."""
+
+    def __init__(
+        self,
+        target: KubeTarget,
+        *,
+        namespaces: list[str] | None,
+        selector: str | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        logs_tail: int | None = 200,
+        max_logs: int = DEFAULT_MAX_LOGS,
+        redactor: Redactor | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.target = target
+        self.namespaces = namespaces  # None: all namespaces
+        self.selector = selector
+        self.page_size = page_size
+        self.timeout_s = timeout_s
+        self.logs_tail = logs_tail
+        self.max_logs = max_logs
+        self.redactor = redactor or Redactor()
+        for secret in target.secrets:
+            self.redactor.add_secret(secret)
+        self.progress = progress or (lambda _message: None)
+        self.requests_made = 0
+
+    def collect(self, kinds: tuple[Kind, ...] = ALL_KINDS) -> KubernetesData:
+        data = KubernetesData(
+            context=self.target.context,
+            server=self.redactor.text(self.target.server),
+            namespaces=self.namespaces,
+            selector=self.selector,
+        )
+        unreachable: str | None = None
+        for kind in kinds:
+            if unreachable is not None:
+                data.parts[kind.name] = PART_ERROR
+                data.errors.append(
+                    CollectorError("kubernetes", kind.name, f"not tried: {unreachable}")
+                )
+                continue
+            try:
+                data.lists[kind.name] = self._list_kind(kind)
+                data.parts[kind.name] = PART_OK
+                self.progress(f"kubernetes: {kind.name}: {len(data.lists[kind.name]['items'])}")
+            except ListFailed as exc:
+                if exc.status == 404 and kind.is_crd:
+                    data.parts[kind.name] = PART_ABSENT  # CRD not installed: quietly skipped
+                    continue
+                data.parts[kind.name] = PART_ERROR
+                message = self.redactor.text(str(exc))
+                data.errors.append(CollectorError("kubernetes", kind.name, message))
+                self.progress(f"kubernetes: {kind.name}: {message}")
+                if exc.status is None:
+                    unreachable = message
+        if data.parts.get("pods") == PART_OK and self.logs_tail is not None:
+            self._collect_logs(data)
+        data.state = overall_state(data.parts)
+        if all(state == PART_ABSENT for state in data.parts.values()):
+            data.state = STATE_FAILED
+        return data
+
+    # ------------------------------------------------------------------ lists
+
+    def _list_kind(self, kind: Kind) -> dict[str, Any]:
+        merged: dict[str, Any] | None = None
+        cluster_scoped = kind.namespaced_method is None and not kind.is_crd
+        scopes: list[str | None] = (
+            [None] if self.namespaces is None or cluster_scoped else list(self.namespaces)
+        )
+        for namespace in scopes:
+            for page in self._pages(kind, namespace):
+                if merged is None:
+                    merged = {k: v for k, v in page.items() if k != "items"}
+                    merged["metadata"] = {
+                        k: v for k, v in (page.get("metadata") or {}).items() if k != "continue"
+                    }
+                    merged["items"] = []
+                merged["items"].extend(self.redactor.json(page.get("items") or []))
+        assert merged is not None  # at least one scope, and _pages yields or raises
+        return merged
+
+    def _pages(self, kind: Kind, namespace: str | None) -> Any:
+        token: str | None = None
+        while True:
+            page = self._call_list(kind, namespace, token)
+            yield page
+            token = (page.get("metadata") or {}).get("continue") or None
+            if not token:
+                return
+
+    def _call_list(self, kind: Kind, namespace: str | None, token: str | None) -> dict[str, Any]:
+        from kubernetes import client
+
+        kwargs: dict[str, Any] = {
+            "limit": self.page_size,
+            "_preload_content": False,
+            "_request_timeout": (self.timeout_s, self.timeout_s),
+        }
+        if token:
+            kwargs["_continue"] = token
+        if self.selector and kind.uses_selector:
+            kwargs["label_selector"] = self.selector
+        if kind.is_crd:
+            api = client.CustomObjectsApi(self.target.api_client)
+            if namespace is None:
+                call = lambda: api.list_cluster_custom_object(  # noqa: E731
+                    str(kind.group), str(kind.version), kind.name, **kwargs
+                )
+            else:
+                call = lambda: api.list_namespaced_custom_object(  # noqa: E731
+                    str(kind.group), str(kind.version), namespace, kind.name, **kwargs
+                )
+        else:
+            api = getattr(client, kind.api)(self.target.api_client)
+            if namespace is None or kind.namespaced_method is None:
+                method = getattr(api, kind.cluster_method)
+                call = lambda: method(**kwargs)  # noqa: E731
+            else:
+                method = getattr(api, kind.namespaced_method)
+                call = lambda: method(namespace, **kwargs)  # noqa: E731
+        raw = self._request(call)
+        content_type = str(raw.headers.get("Content-Type", ""))
+        if "json" not in content_type.lower():
+            raise ListFailed(
+                f"expected JSON, got content type {content_type or 'none'!r}", raw.status
+            )
+        try:
+            page = json.loads(raw.data)
+        except ValueError as exc:
+            raise ListFailed(f"invalid JSON in the answer ({exc})", raw.status) from None
+        if not isinstance(page, dict) or not isinstance(page.get("items", []), list):
+            raise ListFailed("answer is not a Kubernetes list", raw.status)
+        return page
+
+    def _request(self, call: Callable[[], Any]) -> Any:
+        """Run one client call; every failure becomes ListFailed with a one-line reason."""
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError, ReadTimeoutError
+
+        self.requests_made += 1
+        try:
+            return call()
+        except ApiException as exc:
+            raise ListFailed(_api_reason(exc), exc.status) from None
+        except ReadTimeoutError:
+            raise ListFailed(f"no answer within {self.timeout_s:g}s", None) from None
+        except (HTTPError, OSError) as exc:
+            raise ListFailed(_connection_reason(exc), None) from None
+
+    # ------------------------------------------------------------------ logs
+
+    def _collect_logs(self, data: KubernetesData) -> None:
+        wanted = list(log_targets(data.items("pods")))
+        if len(wanted) > self.max_logs:
+            data.errors.append(
+                CollectorError(
+                    "kubernetes",
+                    "logs",
+                    f"{len(wanted)} container logs wanted, fetched the first {self.max_logs}",
+                )
+            )
+            wanted = wanted[: self.max_logs]
+        fetched = failed = 0
+        for namespace, pod, container, previous in wanted:
+            try:
+                text = self._read_log(namespace, pod, container, previous)
+            except ListFailed as exc:
+                failed += 1
+                which = "previous log" if previous else "log"
+                data.errors.append(
+                    CollectorError(
+                        "kubernetes",
+                        f"logs {namespace}/{pod}/{container}",
+                        f"{which}: {self.redactor.text(str(exc))}",
+                    )
+                )
+                continue
+            fetched += 1
+            data.logs.append(ContainerLog(namespace, pod, container, previous, text))
+        if wanted:
+            data.parts["logs"] = PART_OK if fetched or not failed else PART_ERROR
+            self.progress(f"kubernetes: logs: {fetched} fetched, {failed} failed")
+
+    def _read_log(self, namespace: str, pod: str, container: str, previous: bool) -> str:
+        from kubernetes import client
+
+        api = client.CoreV1Api(self.target.api_client)
+        kwargs: dict[str, Any] = {
+            "container": container,
+            "previous": previous,
+            "_preload_content": False,
+            "_request_timeout": (self.timeout_s, self.timeout_s),
+        }
+        if self.logs_tail and self.logs_tail > 0:
+            kwargs["tail_lines"] = self.logs_tail
+        raw = self._request(lambda: api.read_namespaced_pod_log(pod, namespace, **kwargs))
+        return self.redactor.text(raw.data.decode("utf-8", errors="replace"))
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def is_vllm_container(container: dict[str, Any], pod: dict[str, Any] | None = None) -> bool:
+    """A vLLM server: by image, command/args, or the ``app.kubernetes.io/name`` label."""
+    image = str(container.get("image", "")).lower()
+    argv = " ".join(
+        str(a) for a in (container.get("command") or []) + (container.get("args") or [])
+    )
+    if "vllm" in image.rsplit("/", 1)[-1] or "vllm/" in image:
+        return True
+    if "vllm serve" in argv or "vllm.entrypoints" in argv:
+        return True
+    labels = ((pod or {}).get("metadata") or {}).get("labels") or {}
+    return labels.get("app.kubernetes.io/name") == "vllm" and container.get("name") != "sidecar"
+
+
+def is_ray_container(container: dict[str, Any], pod: dict[str, Any] | None = None) -> bool:
+    """A Ray node container: KubeRay's labels on the pod, or a ``ray`` image/command."""
+    labels = ((pod or {}).get("metadata") or {}).get("labels") or {}
+    if "ray.io/node-type" in labels and container.get("name") in ("ray-head", "ray-worker"):
+        return True
+    image = str(container.get("image", "")).lower().rsplit("/", 1)[-1]
+    argv = " ".join(
+        str(a) for a in (container.get("command") or []) + (container.get("args") or [])
+    )
+    return image.startswith("ray:") or image == "ray" or "ray start" in argv
+
+
+def log_targets(pods: list[dict[str, Any]]) -> Any:
+    """(namespace, pod, container, previous) for the vLLM and Ray containers that have a
+    log: running or terminated now, plus the previous instance after a restart."""
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        statuses = {
+            s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []
+        }
+        for container in spec.get("containers") or []:
+            if not (is_vllm_container(container, pod) or is_ray_container(container, pod)):
+                continue
+            status = statuses.get(container.get("name")) or {}
+            state = status.get("state") or {}
+            namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+            if "running" in state or "terminated" in state:
+                yield namespace, name, str(container["name"]), False
+            if int(status.get("restartCount") or 0) > 0 or "terminated" in (
+                status.get("lastState") or {}
+            ):
+                yield namespace, name, str(container["name"]), True
+
+
+def _api_reason(exc: Any) -> str:
+    status = getattr(exc, "status", None)
+    message = ""
+    body = getattr(exc, "body", None)
+    if body:
+        try:
+            message = str(json.loads(body).get("message", ""))
+        except (ValueError, AttributeError):
+            message = str(body).strip().splitlines()[0][:200] if str(body).strip() else ""
+    reason = getattr(exc, "reason", "") or ""
+    label = {401: "unauthorized", 403: "forbidden", 404: "not found"}.get(status or 0, reason)
+    text = f"HTTP {status} {label}".strip()
+    return f"{text}: {message}" if message else text
+
+
+def _connection_reason(exc: BaseException) -> str:
+    text = str(exc)
+    if "Connection refused" in text or "ConnectionRefused" in text:
+        return "connection refused"
+    if "timed out" in text.lower():
+        return "connection timed out"
+    if "IncompleteRead" in text or "Connection broken" in text or "RemoteDisconnected" in text:
+        return "connection closed before the answer was complete"
+    if "CERTIFICATE" in text.upper() or "SSL" in text.upper():
+        return "TLS error: " + text.splitlines()[0][:160]
+    return f"connection failed ({type(exc).__name__})"

@@ -1,0 +1,206 @@
+"""KV-cache sizing rules: VLLM002, VLLM003, VLLM005, VLLM008 (shared arithmetic in
+`llmsched.knowledge.kv_capacity`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from llmsched.engine.checks import Outcome, check
+from llmsched.engine.scope import SubjectView
+from llmsched.engine.sizing import pinned_gpu, served_model
+from llmsched.model import Evidence
+
+GIB = 1024**3
+
+
+def _sizing(view: SubjectView) -> tuple[Any, Any, dict[str, Any], str | None]:
+    """(capacity, model, effective args, why not) for the subject's engine."""
+    from llmsched.errors import LlmschedError
+    from llmsched.knowledge.kv_capacity import kv_capacity
+
+    invocation = view.invocation
+    if invocation is None:
+        return None, None, {}, "no vLLM invocation"
+    pod = view.template.spec if view.template is not None else None
+    gpu, gpu_why = pinned_gpu(pod, view.annotations, invocation)
+    if gpu is None:
+        return None, None, {}, gpu_why
+    model, model_why = served_model(invocation, view.annotations)
+    if model is None:
+        return None, None, {}, model_why
+    args = invocation.effective(gpu.memory_bytes, gpu_name=gpu.name)
+    try:
+        capacity = kv_capacity(
+            model,
+            gpu,
+            tp=int(args.get("tensor_parallel_size") or 1),
+            pp=int(args.get("pipeline_parallel_size") or 1),
+            gpu_memory_utilization=float(args.get("gpu_memory_utilization") or 0.9),
+            block_size=int(args.get("block_size") or 16),
+            kv_cache_dtype=str(args.get("kv_cache_dtype") or "auto"),
+            dtype=str(args.get("dtype") or "auto"),
+            quantization=args.get("quantization") or model.quantization,
+            max_num_batched_tokens=args.get("max_num_batched_tokens"),
+            max_model_len=args.get("max_model_len"),
+        )
+    except (LlmschedError, ValueError, KeyError) as exc:
+        return None, None, {}, f"cannot size the KV cache: {exc}"
+    return capacity, model, args, None
+
+
+def _evidence(capacity: Any, args: Mapping[str, Any]) -> tuple[Evidence, ...]:
+    return (
+        Evidence("knowledge", "gpu", capacity.gpu_name),
+        Evidence("knowledge", "model", capacity.model_id),
+        Evidence(
+            "knowledge", "weights_gib_per_gpu", round(capacity.weights_bytes_per_gpu / GIB, 2)
+        ),
+        Evidence("knowledge", "kv_bytes_per_token_per_gpu", capacity.kv_bytes_per_token_per_gpu),
+        Evidence("knowledge", "num_gpu_blocks", capacity.num_gpu_blocks),
+        Evidence("knowledge", "kv_tokens", capacity.tokens_capacity),
+        Evidence("manifest", "max_num_seqs", args.get("max_num_seqs")),
+    )
+
+
+def _at(view: SubjectView, dest: str) -> tuple[Any, int | None]:
+    assert view.invocation is not None
+    location = view.invocation.locations.get(dest, view.invocation.location)
+    return location.path, location.inner_line
+
+
+@check("kv_weights_fit")
+def kv_weights_fit(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
+    capacity, model, args, why = _sizing(view)
+    if capacity is None:
+        yield Outcome(not_evaluated=why)
+        return
+    tp, pp = capacity.tp, capacity.pp
+    if (
+        capacity.weights_bytes_per_gpu
+        > capacity.requested_bytes_per_gpu - capacity.overhead_bytes_per_gpu
+    ):
+        path, inner = _at(view, "tensor_parallel_size")
+        yield Outcome(
+            message=f"{model.id} needs {capacity.weights_bytes / GIB:.0f} GiB of weights; over "
+            f"TP {tp} × PP {pp} that is {capacity.weights_bytes_per_gpu / GIB:.1f} GiB per GPU, but "
+            f"{capacity.gpu_name} × {capacity.gpu_memory_utilization:g} gives "
+            f"{capacity.requested_bytes_per_gpu / GIB:.1f} GiB (and ~"
+            f"{capacity.overhead_bytes_per_gpu / GIB:.1f} GiB go to activations and CUDA graphs): "
+            "the engine cannot load the model",
+            path=path,
+            inner_line=inner,
+            evidence=_evidence(capacity, args),
+        )
+
+
+@check("kv_max_model_len")
+def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
+    capacity, model, args, why = _sizing(view)
+    if capacity is None:
+        yield Outcome(not_evaluated=why)
+        return
+    if capacity.available_kv_bytes_per_gpu <= 0:
+        return  # VLLM008 reports weights that do not fit
+    long_context = int(params.get("long_context", 32768))
+    explicit = args.get("max_model_len")
+    length = capacity.max_model_len
+    path, inner = _at(view, "max_model_len")
+    if length and capacity.blocks_for(length) > max(capacity.num_gpu_blocks - 1, 0):
+        yield Outcome(
+            message=f"one sequence of max_model_len {length} needs {capacity.blocks_for(length)} KV "
+            f"blocks but {capacity.gpu_name} holds {capacity.num_gpu_blocks} "
+            f"({capacity.tokens_capacity} tokens) for {model.id}: vLLM refuses to start (max seq "
+            "len larger than the KV cache); set --max-model-len to what requests need",
+            path=path,
+            inner_line=inner,
+            evidence=_evidence(capacity, args),
+        )
+        return
+    if explicit is None and model.context_len and model.context_len > long_context:
+        yield Outcome(
+            message=f"--max-model-len is unset, so vLLM reserves for {model.id}'s full "
+            f"{model.context_len}-token context: each such request can take "
+            f"{capacity.blocks_for(model.context_len)} of {capacity.num_gpu_blocks} blocks "
+            f"(max concurrency {capacity.max_concurrency(model.context_len):.1f} at full length); "
+            "set --max-model-len to the longest prompt + output you serve",
+            path=path,
+            inner_line=inner,
+            evidence=_evidence(capacity, args),
+        )
+
+
+@check("kv_concurrency")
+def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
+    capacity, model, args, why = _sizing(view)
+    if capacity is None:
+        yield Outcome(not_evaluated=why)
+        return
+    if capacity.available_kv_bytes_per_gpu <= 0 or capacity.num_gpu_blocks <= 1:
+        return
+    share = float(params.get("max_share", 0.7))
+    mean_tokens = int(
+        view.annotations.get(
+            "llmsched.io/mean-tokens-per-seq", params.get("mean_tokens_per_seq", 2048)
+        )
+    )
+    if capacity.max_model_len:
+        mean_tokens = min(mean_tokens, capacity.max_model_len)
+    seqs = int(args.get("max_num_seqs") or 256)
+    needed_blocks = seqs * capacity.blocks_for(mean_tokens)
+    usable = capacity.num_gpu_blocks - 1
+    if needed_blocks > share * usable:
+        fit = int(share * usable // max(capacity.blocks_for(mean_tokens), 1))
+        path, inner = _at(view, "max_num_seqs")
+        yield Outcome(
+            message=f"max_num_seqs {seqs} × ~{mean_tokens} tokens per sequence needs {needed_blocks} "
+            f"KV blocks, {needed_blocks / usable:.0%} of the {usable} that {capacity.gpu_name} holds "
+            f"for {model.id}: long before the cap is reached the cache fills and vLLM preempts "
+            f"(recompute), so throughput collapses; about {fit} sequences fit in {share:.0%} of "
+            "the cache",
+            path=path,
+            inner_line=inner,
+            evidence=(
+                *_evidence(capacity, args),
+                Evidence("assumption", "mean_tokens_per_seq", mean_tokens),
+            ),
+        )
+
+
+@check("weak_gpu_batch")
+def weak_gpu_batch(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
+    invocation = view.invocation
+    if invocation is None:
+        return
+    pod = view.template.spec if view.template is not None else None
+    gpu, why = pinned_gpu(pod, view.annotations, invocation)
+    if gpu is None:
+        yield Outcome(not_evaluated=why)
+        return
+    if not gpu.weak:
+        return
+    args = invocation.effective(gpu.memory_bytes, gpu_name=gpu.name)
+    tokens = args.get("max_num_batched_tokens")
+    limit = int(params.get("max_tokens_weak_gpu", 8192))
+    if not isinstance(tokens, int) or tokens <= limit:
+        return
+    model, _ = served_model(invocation, view.annotations)
+    step = ""
+    if model is not None:
+        tp = int(args.get("tensor_parallel_size") or 1)
+        seconds = 2 * model.active_params * tokens / (gpu.bf16_flops * tp)
+        step = (
+            f"; a full prefill step of {model.id} takes at least {seconds:.2f} s at peak "
+            "FLOP/s, and every running request's next token waits for it"
+        )
+    path, inner = _at(view, "max_num_batched_tokens")
+    yield Outcome(
+        message=f"--max-num-batched-tokens {tokens} on {gpu.name} "
+        f"({gpu.bf16_flops / 1e12:.0f} TFLOP/s bf16): one step can carry that many prompt tokens{step}",
+        path=path,
+        inner_line=inner,
+        evidence=(
+            Evidence("knowledge", "gpu", gpu.name),
+            Evidence("manifest", "max_num_batched_tokens", tokens),
+        ),
+    )

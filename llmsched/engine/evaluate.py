@@ -1,0 +1,231 @@
+"""Run lint rules over subjects: pure, no I/O. Produces a Report."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from llmsched.config import Config
+from llmsched.engine.cel import Activation, EvaluationError, compile_expression
+from llmsched.engine.checks import CheckFunction, Outcome, all_checks
+from llmsched.engine.functions import all_functions
+from llmsched.engine.scope import LintInput, SubjectView, expand
+from llmsched.engine.spec import RuleSpec, Validation
+from llmsched.engine.suppress import suppression_reason
+from llmsched.errors import RuleError
+from llmsched.model import Evidence, Finding, Location, NotEvaluated, Severity
+
+Path = tuple[str | int, ...]
+_TOKEN = re.compile(r'\["([^"]+)"\]|\[(\d+)\]|([^.\[\]]+)')
+
+
+@dataclass
+class CompiledRule:
+    spec: RuleSpec
+    severity: Severity
+    when: Any = None
+    variables: tuple[tuple[str, Any], ...] = ()
+    validations: tuple[tuple[Validation, Any, Any], ...] = ()
+    evidence: tuple[tuple[str, Any], ...] = ()
+    check: CheckFunction | None = None
+
+
+def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRule]:
+    checks = all_checks()
+    compiled = []
+    for spec in specs:
+        where = spec.path
+
+        def program(expr: str, where: str = where) -> Any:
+            return compile_expression(expr, where)
+
+        check = None
+        if spec.check:
+            if spec.check not in checks:
+                raise RuleError(
+                    f"rule {spec.code} names unknown check {spec.check!r}", Location(spec.path)
+                )
+            check = checks[spec.check]
+        compiled.append(
+            CompiledRule(
+                spec=spec,
+                severity=config.severity_for(spec.code, spec.name, spec.severity),
+                when=program(spec.when) if spec.when else None,
+                variables=tuple((name, program(expr)) for name, expr in spec.variables),
+                validations=tuple(
+                    (
+                        v,
+                        program(v.expression),
+                        program(v.message_expression) if v.message_expression else None,
+                    )
+                    for v in spec.validations
+                ),
+                evidence=tuple((key, program(expr)) for key, expr in spec.evidence.items()),
+                check=check,
+            )
+        )
+    return compiled
+
+
+def parse_at(text: str) -> tuple[str, Path]:
+    """`container.resources["nvidia.com/gpu"]` -> ("container", ("resources", "nvidia.com/gpu"))."""
+    parts: list[str | int] = []
+    for quoted, index, plain in _TOKEN.findall(text):
+        if quoted:
+            parts.append(quoted)
+        elif index:
+            parts.append(int(index))
+        else:
+            parts.append(int(plain) if plain.isdigit() else plain)
+    if not parts:
+        return "", ()
+    root, *rest = parts
+    return str(root), tuple(rest)
+
+
+def resolve_at(view: SubjectView, at: str | None) -> tuple[Path, int | None]:
+    """A rule's `at` (where the offending field lives) as a path in the object."""
+    if not at:
+        return view.base_path, None
+    root, rest = parse_at(at)
+    if root == "object":
+        return rest, None
+    if root == "container" and view.container is not None:
+        return (*view.container.path, *rest), None
+    if root == "pod" and view.template is not None:
+        return (*view.template.path, *rest), None
+    if root == "template" and view.template is not None:
+        return (*view.template.path[:-1], *rest), None
+    if root == "ray" and view.template is not None and view.template.ray_start_params_path:
+        return (*view.template.ray_start_params_path, *rest[:1]), None
+    if root == "vllm" and view.invocation is not None:
+        location = view.invocation.location
+        if rest and isinstance(rest[0], str) and rest[0] in view.invocation.locations:
+            location = view.invocation.locations[rest[0]]
+        return location.path, location.inner_line
+    return view.base_path, None
+
+
+class Evaluator:
+    """Evaluates compiled rules over a LintInput, one CEL activation per subject."""
+
+    def __init__(self, rules: Sequence[CompiledRule], config: Config):
+        self.rules = rules
+        self.config = config
+        self.functions = all_functions()
+        self.findings: list[Finding] = []
+        self.not_evaluated: list[NotEvaluated] = []
+
+    def run(self, lint_input: LintInput) -> None:
+        by_scope: dict[str, list[CompiledRule]] = {}
+        for rule in self.rules:
+            by_scope.setdefault(rule.spec.scope, []).append(rule)
+        for scope, rules in by_scope.items():
+            for view in expand(scope, lint_input):
+                applicable = [
+                    r for r in rules if not r.spec.kinds or view.source.kind in r.spec.kinds
+                ]
+                if not applicable:
+                    continue
+                activation = Activation(view.variables, self.functions)
+                for rule in applicable:
+                    self._evaluate(rule, view, activation)
+
+    def _evaluate(self, rule: CompiledRule, view: SubjectView, activation: Activation) -> None:
+        try:
+            if rule.when is not None and not activation.evaluate(rule.when):
+                return
+            if rule.variables:
+                local: dict[str, Any] = {}
+                for name, program in rule.variables:
+                    activation.with_variable("variables", local)
+                    local[name] = activation.evaluate(program)
+                activation.with_variable("variables", local)
+            if rule.check is not None:
+                self._record(rule, view, rule.check(view, rule.spec.params))
+                return
+            outcomes = []
+            for validation, expression, message_program in rule.validations:
+                if activation.evaluate(expression):
+                    continue
+                message = validation.message or rule.spec.summary
+                if message_program is not None:
+                    message = str(activation.evaluate(message_program))
+                path, inner = resolve_at(view, validation.at or rule.spec.at)
+                outcomes.append(
+                    Outcome(
+                        message=message,
+                        path=path,
+                        inner_line=inner,
+                        evidence=self._evidence(rule, activation),
+                        severity=validation.severity,
+                    )
+                )
+            self._record(rule, view, outcomes)
+        except EvaluationError as exc:
+            self.not_evaluated.append(
+                NotEvaluated(
+                    rule=rule.spec.code,
+                    subject=view.subject,
+                    reason=f"expression failed on this object: {exc}",
+                    location=view.location(),
+                )
+            )
+
+    def _evidence(self, rule: CompiledRule, activation: Activation) -> tuple[Evidence, ...]:
+        out = []
+        for key, program in rule.evidence:
+            try:
+                value = activation.evaluate(program)
+            except EvaluationError:
+                continue
+            out.append(Evidence(source="manifest", key=key, value=value))
+        return tuple(out)
+
+    def _record(self, rule: CompiledRule, view: SubjectView, outcomes: Iterable[Outcome]) -> None:
+        spec = rule.spec
+        for outcome in outcomes:
+            location = view.location(outcome.path, outcome.inner_line)
+            if outcome.not_evaluated is not None:
+                self.not_evaluated.append(
+                    NotEvaluated(spec.code, view.subject, outcome.not_evaluated, location)
+                )
+                continue
+            self.findings.append(
+                Finding(
+                    rule=spec.code,
+                    name=spec.name,
+                    layer=spec.layer,
+                    severity=outcome.severity or rule.severity,
+                    message=outcome.message or spec.summary,
+                    remediation=spec.remediation,
+                    subject=view.subject,
+                    location=location,
+                    evidence=outcome.evidence,
+                    suppressed=suppression_reason(
+                        spec, view.subject, location, view.annotations, self.config
+                    ),
+                )
+            )
+
+
+def evaluate_lint(
+    rules: Sequence[CompiledRule],
+    lint_input: LintInput,
+    config: Config,
+) -> tuple[list[Finding], list[NotEvaluated]]:
+    evaluator = Evaluator(rules, config)
+    evaluator.run(lint_input)
+    findings = sorted(evaluator.findings, key=_finding_order)
+    return findings, evaluator.not_evaluated
+
+
+def _finding_order(f: Finding) -> tuple[str, int, int, str]:
+    loc = f.location or Location("")
+    return (loc.path, loc.line or 0, loc.column or 0, f.rule)
+
+
+def select_rules(specs: Sequence[RuleSpec], config: Config) -> list[RuleSpec]:
+    return [s for s in specs if config.is_selected(s.code, s.name, s.layer.value)]

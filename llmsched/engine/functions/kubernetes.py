@@ -1,0 +1,253 @@
+"""Kubernetes helpers for CEL: quantities, tolerations, affinity, GPU-model pinning."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from llmsched.engine.functions import cel_function
+
+GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
+GPU_TAINT_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": 1e-9,
+    "u": 1e-6,
+    "m": 1e-3,
+    "": 1.0,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "E": 1e18,
+}
+_QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$")
+
+
+def parse_quantity(value: Any) -> float | None:
+    """A Kubernetes resource quantity as a number, or None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if not isinstance(value, str):
+        return None
+    match = _QUANTITY.match(value.strip())
+    if not match:
+        return None
+    number, suffix = match.groups()
+    try:
+        base = float(number)
+    except ValueError:
+        return None
+    if suffix in _BINARY:
+        return base * _BINARY[suffix]
+    if suffix in _DECIMAL:
+        return base * _DECIMAL[suffix]
+    return None
+
+
+@cel_function
+def quantity(value: Any) -> float:
+    parsed = parse_quantity(value)
+    return parsed if parsed is not None else -1.0
+
+
+def gpu_amount(resources: Any, section: str) -> tuple[str | None, float | None]:
+    """(resource key, amount) of the first GPU resource in resources[section]."""
+    if not isinstance(resources, Mapping):
+        return None, None
+    block = resources.get(section)
+    if not isinstance(block, Mapping):
+        return None, None
+    for key in GPU_RESOURCE_KEYS:
+        if key in block:
+            return key, parse_quantity(block[key])
+    return None, None
+
+
+def _toleration_matches(tol: Mapping[str, Any], key: str) -> bool:
+    operator = tol.get("operator", "Equal")
+    effect = tol.get("effect")
+    if effect not in (None, "", "NoSchedule", "NoExecute", "PreferNoSchedule"):
+        return False
+    if operator == "Exists":
+        return tol.get("key") in (None, "", key)
+    # Equal needs the taint's value; GPU taints are usually `present`/`true`: any value matches
+    # some taint, and `tolerates_gpu_taint_value` checks the exact value when a node is known.
+    return tol.get("key") == key
+
+
+@cel_function
+def tolerates_gpu(pod: Any) -> bool:
+    tolerations = pod.get("tolerations") if isinstance(pod, Mapping) else None
+    if not isinstance(tolerations, list):
+        return False
+    return any(
+        isinstance(t, Mapping) and _toleration_matches(t, k)
+        for t in tolerations
+        for k in GPU_TAINT_KEYS
+    )
+
+
+@cel_function
+def gpu_tolerations(pod: Any) -> list[dict[str, Any]]:
+    """Tolerations that name a GPU taint key, whatever their operator or effect."""
+    tolerations = pod.get("tolerations") if isinstance(pod, Mapping) else None
+    if not isinstance(tolerations, list):
+        return []
+    return [
+        dict(t) for t in tolerations if isinstance(t, Mapping) and t.get("key") in GPU_TAINT_KEYS
+    ]
+
+
+def _required_terms(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    affinity = pod.get("affinity") or {}
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    if not isinstance(node_affinity, Mapping):
+        return []
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
+    return [t for t in terms or [] if isinstance(t, Mapping)]
+
+
+def node_label_constraints(pod: Any) -> dict[str, list[str]]:
+    """Label key -> allowed values from nodeSelector and required node affinity (In/Exists)."""
+    if not isinstance(pod, Mapping):
+        return {}
+    out: dict[str, list[str]] = {}
+    selector = pod.get("nodeSelector")
+    if isinstance(selector, Mapping):
+        for key, value in selector.items():
+            out.setdefault(str(key), []).append(str(value))
+    for term in _required_terms(pod):
+        for expr in term.get("matchExpressions") or []:
+            if not isinstance(expr, Mapping) or "key" not in expr:
+                continue
+            if expr.get("operator") in ("In", "Exists"):
+                out.setdefault(str(expr["key"]), []).extend(
+                    str(v) for v in expr.get("values") or []
+                )
+    return out
+
+
+def _gpu_label_keys() -> tuple[str, ...]:
+    try:
+        from llmsched.knowledge.gpus import GPU_MODEL_LABEL_KEYS
+
+        return tuple(GPU_MODEL_LABEL_KEYS)
+    except ImportError:  # knowledge not importable: fall back to the well-known keys
+        return (
+            "nvidia.com/gpu.product",
+            "cloud.google.com/gke-accelerator",
+            "node.kubernetes.io/instance-type",
+            "karpenter.k8s.aws/instance-gpu-name",
+            "amd.com/gpu.product-name",
+            "nvidia.com/gpu.family",
+        )
+
+
+@cel_function
+def gpu_model_pinned(pod: Any) -> bool:
+    """True when nodeSelector / required nodeAffinity constrains a GPU-model label."""
+    constraints = node_label_constraints(pod)
+    return any(key in constraints for key in _gpu_label_keys())
+
+
+@cel_function
+def gpu_model_constraint(pod: Any) -> str:
+    """The GPU-model label values the pod is pinned to, joined by ',' ('' when unpinned)."""
+    constraints = node_label_constraints(pod)
+    for key in _gpu_label_keys():
+        if key in constraints:
+            return f"{key}={','.join(constraints[key])}" if constraints[key] else key
+    return ""
+
+
+def _selects_hostname(term: Any) -> bool:
+    return isinstance(term, Mapping) and term.get("topologyKey") == "kubernetes.io/hostname"
+
+
+@cel_function
+def hostname_anti_affinity(pod: Any) -> bool:
+    affinity = pod.get("affinity") if isinstance(pod, Mapping) else None
+    anti = affinity.get("podAntiAffinity") if isinstance(affinity, Mapping) else None
+    if not isinstance(anti, Mapping):
+        return False
+    required = anti.get("requiredDuringSchedulingIgnoredDuringExecution") or []
+    preferred = anti.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    return any(_selects_hostname(t) for t in required) or any(
+        isinstance(p, Mapping) and _selects_hostname(p.get("podAffinityTerm")) for p in preferred
+    )
+
+
+@cel_function
+def hostname_spread(pod: Any) -> bool:
+    constraints = pod.get("topologySpreadConstraints") if isinstance(pod, Mapping) else None
+    return any(_selects_hostname(c) for c in constraints or [])
+
+
+@cel_function
+def zone_or_host_spread(pod: Any) -> bool:
+    constraints = pod.get("topologySpreadConstraints") if isinstance(pod, Mapping) else None
+    return bool(constraints)
+
+
+@cel_function
+def co_located(pod: Any) -> bool:
+    """podAffinity (required or preferred) that keeps replicas together."""
+    affinity = pod.get("affinity") if isinstance(pod, Mapping) else None
+    return isinstance(affinity, Mapping) and bool(affinity.get("podAffinity"))
+
+
+@cel_function
+def image_tag(image: Any) -> str:
+    """The tag of an image reference ('' when none; 'sha256:…' digests are returned as such)."""
+    if not isinstance(image, str) or not image:
+        return ""
+    if "@" in image:
+        return image.split("@", 1)[1]
+    last = image.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else ""
+
+
+_VALID_EFFECTS = (None, "", "NoSchedule", "NoExecute", "PreferNoSchedule")
+
+
+@cel_function
+def gpu_toleration_problem(pod: Any) -> str:
+    """Why the pod's GPU-looking tolerations cannot match a GPU taint ('' when they can,
+    or when there are none)."""
+    tolerations = pod.get("tolerations") if isinstance(pod, Mapping) else None
+    problems = []
+    for tol in tolerations if isinstance(tolerations, list) else []:
+        if not isinstance(tol, Mapping):
+            continue
+        key = str(tol.get("key") or "")
+        operator = tol.get("operator", "Equal")
+        if key in GPU_TAINT_KEYS:
+            if operator == "Exists" and tol.get("value") not in (None, ""):
+                problems.append(
+                    f"toleration {key} has operator Exists with a value (rejected by the API)"
+                )
+            elif tol.get("effect") not in _VALID_EFFECTS:
+                problems.append(f"toleration {key} has an unknown effect {tol.get('effect')!r}")
+            elif tol.get("effect") == "PreferNoSchedule":
+                problems.append(
+                    f"toleration {key} only tolerates PreferNoSchedule; GPU taints are NoSchedule"
+                )
+            else:
+                return ""
+        elif "gpu" in key.lower():
+            problems.append(
+                f"toleration key {key!r} is not a GPU taint key ({', '.join(GPU_TAINT_KEYS)})"
+            )
+    return "; ".join(problems)
+
+
+@cel_function
+def on_gke_accelerator(pod: Any) -> bool:
+    """Selects GKE accelerator nodes: GKE then adds the GPU toleration itself."""
+    return "cloud.google.com/gke-accelerator" in node_label_constraints(pod)

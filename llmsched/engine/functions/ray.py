@@ -1,0 +1,93 @@
+"""Ray helpers for CEL: rayStartParams values, custom resources, retry settings."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from llmsched.engine.functions import cel_function
+
+_UNBOUNDED = re.compile(r"\b(max_retries|max_restarts|max_task_retries)\b[\"']?\s*[=:]\s*-1\b")
+
+
+@cel_function
+def ray_param(params: Any, name: str) -> str:
+    """A rayStartParams value as a string ('' when unset); accepts num-gpus or num_gpus."""
+    if not isinstance(params, Mapping):
+        return ""
+    for key in (name, name.replace("-", "_"), name.replace("_", "-")):
+        if key in params:
+            return str(params[key]).strip().strip('"').strip("'")
+    return ""
+
+
+def _custom_resources(params: Any) -> dict[str, Any]:
+    raw = ray_param(params, "resources")
+    if not raw:
+        return {}
+    text = raw.replace('\\"', '"')
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = json.loads(text.replace("'", '"'))
+        except json.JSONDecodeError:
+            return {}
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+@cel_function
+def accelerator_types(params: Any) -> list[str]:
+    """GPU models a Ray node advertises as custom resources (`accelerator_type:A100`, `A100`)."""
+    out = []
+    for key in _custom_resources(params):
+        name = str(key)
+        if name.startswith("accelerator_type:"):
+            out.append(name.split(":", 1)[1])
+            continue
+        try:
+            from llmsched.knowledge.gpus import lookup_gpu
+        except ImportError:
+            continue
+        if lookup_gpu(name) is not None:
+            out.append(name)
+    return out
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+@cel_function
+def unbounded_retries(obj: Any) -> list[str]:
+    """Settings anywhere in the object (entrypoint, serveConfigV2, commands) that retry forever."""
+    found: list[str] = []
+    for text in _strings(obj):
+        found.extend(m.group(0) for m in _UNBOUNDED.finditer(text))
+    if isinstance(obj, Mapping):
+        found.extend(_structured_unbounded(obj))
+    return sorted(set(found))
+
+
+def _structured_unbounded(value: Any) -> list[str]:
+    out = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if (
+                key in ("max_retries", "max_restarts", "max_task_retries", "maxRetries")
+                and item == -1
+            ):
+                out.append(f"{key}: -1")
+            out.extend(_structured_unbounded(item))
+    elif isinstance(value, list):
+        for item in value:
+            out.extend(_structured_unbounded(item))
+    return out

@@ -1,0 +1,102 @@
+"""`checklist lint` end to end, without the CLI: paths in, Report out."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import TextIO
+
+from llmsched import __version__
+from llmsched.config import Config
+from llmsched.engine.evaluate import compile_rules, evaluate_lint, select_rules
+from llmsched.engine.loader import load_rules
+from llmsched.engine.scope import build_input
+from llmsched.model import Report
+
+KNOWN_KINDS = frozenset(
+    {
+        "Pod",
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicaSet",
+        "Job",
+        "CronJob",
+        "HorizontalPodAutoscaler",
+        "ScaledObject",
+        "PersistentVolumeClaim",
+        "RayCluster",
+        "RayService",
+        "RayJob",
+        "LeaderWorkerSet",
+        "ServingRuntime",
+        "ClusterServingRuntime",
+        "InferenceService",
+        "Service",
+        "ConfigMap",
+        "Namespace",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Ingress",
+        "PodDisruptionBudget",
+        "NetworkPolicy",
+        "Secret",
+        "PersistentVolume",
+        "StorageClass",
+        "PriorityClass",
+    }
+)
+
+
+def run_lint(paths: Sequence[str], config: Config, *, stdin: TextIO | None = None) -> Report:
+    from llmsched.collect.manifests import load_manifests
+
+    manifests = load_manifests(paths, max_file_size=config.max_file_size, stdin=stdin)
+    specs = select_rules(load_rules(config.rules_dir, kind="lint"), config)
+    compiled = compile_rules(specs, config)
+    lint_input = build_input(manifests.objects, manifests.config_files)
+    findings, not_evaluated = evaluate_lint(compiled, lint_input, config)
+    kinds = Counter(obj.kind for obj in manifests.objects)
+    unknown = {
+        kind: n
+        for kind, n in kinds.items()
+        if kind not in KNOWN_KINDS
+        and lint_input.workloads.get(id(next(o for o in manifests.objects if o.kind == kind)))
+        is None
+    }
+    stats = {
+        "command": "lint",
+        "files": len(manifests.files),
+        "documents": manifests.documents,
+        "objects": len(manifests.objects),
+        "objects_by_kind": dict(sorted(kinds.items())),
+        "skipped": dict(
+            sorted(
+                {
+                    **dict(manifests.skipped),
+                    **{f"unknown kind {k}": n for k, n in unknown.items()},
+                }.items()
+            )
+        ),
+        "rules_run": len(compiled),
+    }
+    return Report(
+        tool_version=__version__,
+        findings=findings,
+        not_evaluated=not_evaluated,
+        errors=list(manifests.errors),
+        rules=[spec.info for spec in specs],
+        stats=stats,
+    )
+
+
+def exit_code(report: Report, fail_on: str) -> int:
+    if fail_on == "never":
+        return 0
+    from llmsched.model import Severity
+
+    threshold = Severity.parse(fail_on)
+    return 1 if any(f.severity >= threshold for f in report.active_findings) else 0

@@ -1,0 +1,416 @@
+"""Expand loaded manifests into the subjects rules iterate, each with its CEL variables.
+
+Scopes:
+- `object`: every Kubernetes object (HPA, PVC, RayCluster...), with `target` / `claims`
+  resolved inside the same input;
+- `template`: every pod template a workload embeds (Deployment template, Ray head and worker
+  groups, LWS leader and workers...);
+- `container`: every (non-init) container of those templates;
+- `vllm`: every vLLM invocation, in a container or in a RayService serveConfig / RayJob.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from llmsched.engine.functions.kubernetes import gpu_amount, parse_quantity
+from llmsched.model import Location, Subject
+
+if TYPE_CHECKING:
+    from llmsched.collect.manifests import SourceObject
+    from llmsched.collect.workloads import (
+        ContainerView,
+        PodTemplateView,
+        VllmInvocation,
+        Workload,
+    )
+
+Path = tuple[str | int, ...]
+SCALERS = ("HorizontalPodAutoscaler", "ScaledObject")
+_CPU_ONLY_DEVICES = ("cpu",)
+_GPU_ENV = ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+
+
+@dataclass
+class SubjectView:
+    """One thing a rule judges, with everything it may look at."""
+
+    scope: str
+    subject: Subject
+    source: SourceObject
+    base_path: Path
+    variables: dict[str, Any]
+    workload: Workload | None = None
+    template: PodTemplateView | None = None
+    container: ContainerView | None = None
+    invocation: VllmInvocation | None = None
+    annotations: dict[str, str] = field(default_factory=dict)
+
+    def location(self, path: Path | None = None, inner_line: int | None = None) -> Location:
+        return self.source.location(self.base_path if path is None else path, inner_line)
+
+
+@dataclass
+class LintInput:
+    """What `checklist lint` evaluates: objects and their workloads, with lookups across them."""
+
+    objects: Sequence[SourceObject]
+    workloads: dict[int, Workload | None]
+
+    def find(
+        self, kind: str, name: str, namespace: str | None
+    ) -> tuple[SourceObject, Workload | None] | None:
+        for obj in self.objects:
+            if (
+                obj.kind == kind
+                and obj.name == name
+                and (namespace is None or obj.namespace in (None, namespace))
+            ):
+                return obj, self.workloads.get(id(obj))
+        return None
+
+
+def build_input(
+    objects: Sequence[SourceObject], config_files: Mapping[str, Mapping[str, Any]] | None = None
+) -> LintInput:
+    from llmsched.collect.workloads import extract_workload
+
+    workloads = {id(obj): extract_workload(obj.data, config_files) for obj in objects}
+    return LintInput(objects=objects, workloads=workloads)
+
+
+# ---- facts -----------------------------------------------------------------------------
+
+
+def _annotations(meta: Any) -> dict[str, str]:
+    if not isinstance(meta, Mapping):
+        return {}
+    ann = meta.get("annotations")
+    return {str(k): str(v) for k, v in ann.items()} if isinstance(ann, Mapping) else {}
+
+
+def _labels(meta: Any) -> dict[str, str]:
+    if not isinstance(meta, Mapping):
+        return {}
+    labels = meta.get("labels")
+    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
+
+
+def _ray_num_gpus(params: Mapping[str, Any] | None) -> float | None:
+    if not params:
+        return None
+    for key in ("num-gpus", "num_gpus"):
+        if key in params:
+            return parse_quantity(str(params[key]).strip().strip('"').strip("'"))
+    return None
+
+
+def container_gpu(container: ContainerView) -> dict[str, Any]:
+    resources = container.data.get("resources")
+    limit_key, limit = gpu_amount(resources, "limits")
+    request_key, request = gpu_amount(resources, "requests")
+    return {
+        "key": limit_key or request_key or "nvidia.com/gpu",
+        "limit": int(limit or 0),
+        "request": int(request or 0),
+        "limit_set": limit is not None,
+        "request_set": request is not None,
+    }
+
+
+def _env_gpu_devices(container: ContainerView) -> str | None:
+    for name in _GPU_ENV:
+        value = container.env.get(name)
+        if value is not None and value.strip().lower() not in ("", "none", "void"):
+            return f"{name}={value}"
+    return None
+
+
+def _uses_gpu_vllm(invocation: VllmInvocation | None) -> bool:
+    if invocation is None:
+        return False
+    device = str(invocation.explicit.get("device", "")).lower()
+    return device not in _CPU_ONLY_DEVICES
+
+
+def container_is_gpu(container: ContainerView, template: PodTemplateView) -> tuple[bool, str]:
+    """Does this container run GPU work, and what says so."""
+    gpu = container_gpu(container)
+    if gpu["limit"] > 0 or gpu["request"] > 0:
+        return True, f"resources {gpu['key']}"
+    if _uses_gpu_vllm(container.vllm):
+        return True, "runs vLLM"
+    env = _env_gpu_devices(container)
+    if env:
+        return True, f"env {env}"
+    ray_gpus = _ray_num_gpus(container.ray_start) or 0.0
+    if ray_gpus > 0:
+        return True, "ray start --num-gpus"
+    if (
+        template.ray_start_params is not None
+        and template.containers
+        and (template.containers[0] is container)
+    ):
+        template_gpus = _ray_num_gpus(template.ray_start_params) or 0.0
+        if template_gpus > 0:
+            return True, "rayStartParams num-gpus"
+    return False, ""
+
+
+def _invocation_vars(invocation: VllmInvocation, gpu_memory_bytes: int | None) -> dict[str, Any]:
+    effective = dict(invocation.effective(gpu_memory_bytes))
+    effective.update(
+        {
+            "model": invocation.model,
+            "version": invocation.version,
+            "explicit": dict(invocation.explicit),
+            "source": invocation.source,
+        }
+    )
+    return effective
+
+
+def _template_vars(template: PodTemplateView) -> dict[str, Any]:
+    containers = [c for c in template.containers if not c.init]
+    gpus_per_pod = sum(container_gpu(c)["limit"] for c in containers)
+    is_gpu = any(container_is_gpu(c, template)[0] for c in containers)
+    return {
+        "role": template.role,
+        "group": template.group,
+        "replicas": template.replicas,
+        "pods_per_replica": template.pods_per_replica,
+        "labels": _labels(template.metadata),
+        "annotations": _annotations(template.metadata),
+        "gpus_per_pod": gpus_per_pod,
+        "is_gpu": is_gpu,
+        "ray_start_params": dict(template.ray_start_params)
+        if template.ray_start_params is not None
+        else None,
+        "ray_num_gpus": _ray_num_gpus(template.ray_start_params),
+        "has_vllm": any(c.vllm is not None for c in containers),
+    }
+
+
+def _workload_vars(workload: Workload | None, obj: SourceObject) -> dict[str, Any] | None:
+    if workload is None:
+        return None
+    containers = [c for t in workload.templates for c in t.containers if not c.init]
+    return {
+        "kind": workload.kind,
+        "name": workload.name,
+        "namespace": workload.namespace,
+        "is_ray": workload.is_ray,
+        "has_vllm": bool(workload.serve_llm) or any(c.vllm is not None for c in containers),
+        "is_gpu": any(
+            container_is_gpu(c, t)[0]
+            for t in workload.templates
+            for c in t.containers
+            if not c.init
+        ),
+        "templates": len(workload.templates),
+    }
+
+
+def _base_vars(obj: SourceObject) -> dict[str, Any]:
+    meta = obj.data.get("metadata")
+    return {
+        "object": obj.data,
+        "meta": {
+            "kind": obj.kind,
+            "name": obj.name,
+            "namespace": obj.namespace,
+            "labels": _labels(meta),
+            "annotations": _annotations(meta),
+            "api_version": obj.api_version,
+        },
+    }
+
+
+def _scaler_target(obj: SourceObject, lint_input: LintInput) -> dict[str, Any]:
+    spec = obj.data.get("spec") or {}
+    ref = spec.get("scaleTargetRef") if isinstance(spec, Mapping) else None
+    if not isinstance(ref, Mapping):
+        return {"found": False, "kind": None, "name": None, "has_vllm": False, "is_gpu": False}
+    kind = str(ref.get("kind") or "Deployment")
+    name = str(ref.get("name") or "")
+    found = lint_input.find(kind, name, obj.namespace)
+    target: dict[str, Any] = {
+        "found": found is not None,
+        "kind": kind,
+        "name": name,
+        "has_vllm": False,
+        "is_gpu": False,
+    }
+    if found is not None:
+        wvars = _workload_vars(found[1], found[0])
+        if wvars:
+            target.update(has_vllm=wvars["has_vllm"], is_gpu=wvars["is_gpu"])
+    return target
+
+
+def _claims(obj: SourceObject, lint_input: LintInput) -> dict[str, Any]:
+    claims: dict[str, Any] = {}
+    for other in lint_input.objects:
+        if other.kind != "PersistentVolumeClaim":
+            continue
+        if obj.namespace and other.namespace and other.namespace != obj.namespace:
+            continue
+        spec = other.data.get("spec") or {}
+        modes = spec.get("accessModes") if isinstance(spec, Mapping) else None
+        claims[other.name] = {"access_modes": list(modes or [])}
+    return claims
+
+
+# ---- expansion ---------------------------------------------------------------------------
+
+
+def _subject(obj: SourceObject, container: str | None = None, part: str | None = None) -> Subject:
+    return Subject(
+        kind=obj.kind, name=obj.name, namespace=obj.namespace, container=container, part=part
+    )
+
+
+def _part(template: PodTemplateView) -> str | None:
+    if template.role in ("pod", "template"):
+        return None
+    return f"{template.role} {template.group}" if template.group else template.role
+
+
+def expand(scope: str, lint_input: LintInput) -> Iterator[SubjectView]:
+    for obj in lint_input.objects:
+        yield from expand_object(scope, obj, lint_input)
+
+
+def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Iterator[SubjectView]:
+    workload = lint_input.workloads.get(id(obj))
+    base = _base_vars(obj)
+    obj_annotations = base["meta"]["annotations"]
+    wvars = _workload_vars(workload, obj)
+    if scope == "object":
+        variables = {**base, "workload": wvars}
+        if obj.kind in SCALERS:
+            variables["target"] = _scaler_target(obj, lint_input)
+        variables["claims"] = _claims(obj, lint_input)
+        yield SubjectView(
+            "object",
+            _subject(obj),
+            obj,
+            (),
+            variables,
+            workload=workload,
+            annotations=obj_annotations,
+        )
+        return
+    if workload is None:
+        return
+    claims = _claims(obj, lint_input)
+    for template in workload.templates:
+        tvars = _template_vars(template)
+        annotations = {**obj_annotations, **tvars["annotations"]}
+        template_base = {
+            **base,
+            "workload": wvars,
+            "template": tvars,
+            "pod": dict(template.spec),
+            "claims": claims,
+        }
+        if scope == "template":
+            yield SubjectView(
+                "template",
+                _subject(obj, part=_part(template)),
+                obj,
+                template.path,
+                template_base,
+                workload=workload,
+                template=template,
+                annotations=annotations,
+            )
+            continue
+        for container in template.containers:
+            if container.init:
+                continue
+            is_gpu, why = container_is_gpu(container, template)
+            gpu = container_gpu(container)
+            invocation = container.vllm
+            cvars = {
+                **template_base,
+                "container": dict(container.data),
+                "gpu": gpu,
+                "is_gpu": is_gpu,
+                "gpu_reason": why,
+                "env": dict(container.env),
+                "ray_start": dict(container.ray_start) if container.ray_start else None,
+                "vllm": _invocation_vars(invocation, None) if invocation else None,
+            }
+            subject = _subject(obj, container=container.name, part=_part(template))
+            if scope == "container":
+                yield SubjectView(
+                    "container",
+                    subject,
+                    obj,
+                    container.path,
+                    cvars,
+                    workload=workload,
+                    template=template,
+                    container=container,
+                    invocation=invocation,
+                    annotations=annotations,
+                )
+            elif scope == "vllm" and invocation is not None:
+                yield SubjectView(
+                    "vllm",
+                    subject,
+                    obj,
+                    container.path,
+                    cvars,
+                    workload=workload,
+                    template=template,
+                    container=container,
+                    invocation=invocation,
+                    annotations=annotations,
+                )
+    if scope == "vllm":
+        for index, invocation in enumerate(workload.serve_llm):
+            gpus = _serve_gpus(workload)
+            variables = {
+                **base,
+                "workload": wvars,
+                "template": None,
+                "pod": None,
+                "container": None,
+                "claims": claims,
+                "is_gpu": True,
+                "gpu_reason": "Ray Serve LLM",
+                "gpu": {
+                    "key": "nvidia.com/gpu",
+                    "limit": gpus,
+                    "request": gpus,
+                    "limit_set": gpus > 0,
+                    "request_set": gpus > 0,
+                },
+                "env": {},
+                "ray_start": None,
+                "vllm": _invocation_vars(invocation, None),
+            }
+            part = f"{invocation.source} {invocation.model or index}"
+            yield SubjectView(
+                "vllm",
+                _subject(obj, part=part),
+                obj,
+                invocation.location.path,
+                variables,
+                workload=workload,
+                invocation=invocation,
+                annotations=obj_annotations,
+            )
+
+
+def _serve_gpus(workload: Workload) -> int:
+    """GPUs per Ray worker pod: the largest GPU limit among the Ray cluster's worker templates."""
+    counts = [
+        sum(container_gpu(c)["limit"] for c in t.containers if not c.init)
+        for t in workload.templates
+    ]
+    return max(counts, default=0)

@@ -1,0 +1,97 @@
+"""A parsed rule file (`rules/<kind>/<CODE>-<name>.yaml`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmsched.model import Layer, RuleInfo, Severity
+
+
+@dataclass(frozen=True)
+class Validation:
+    expression: str
+    message: str | None = None
+    message_expression: str | None = None
+    at: str | None = None
+    severity: Severity | None = None
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    code: str
+    name: str
+    kind: str  # lint | diagnose
+    layer: Layer
+    severity: Severity
+    summary: str
+    rationale: str
+    remediation: str
+    references: tuple[str, ...]
+    path: str
+    scope: str = "object"
+    kinds: tuple[str, ...] = ()
+    when: str | None = None
+    at: str | None = None
+    variables: tuple[tuple[str, str], ...] = ()
+    validations: tuple[Validation, ...] = ()
+    check: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    symptom: str | None = None
+    evidence: dict[str, str] = field(default_factory=dict)
+    message_expression: str | None = None
+    next_steps: str | None = None
+    aliases: tuple[str, ...] = ()
+    examples: dict[str, str] = field(default_factory=dict)
+    status: str = "active"
+
+    @property
+    def info(self) -> RuleInfo:
+        return RuleInfo(
+            id=self.code,
+            name=self.name,
+            layer=self.layer,
+            severity=self.severity,
+            summary=self.summary.strip(),
+            remediation=self.remediation.strip(),
+            references=self.references,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: str) -> RuleSpec:
+        return cls(
+            code=data["code"],
+            name=data["name"],
+            kind=data["kind"],
+            layer=Layer(data["layer"]),
+            severity=Severity.parse(data["severity"]),
+            summary=data["summary"].strip(),
+            rationale=data["rationale"].strip(),
+            remediation=data["remediation"].strip(),
+            references=tuple(data["references"]),
+            path=path,
+            scope=data.get("scope", "object"),
+            kinds=tuple(data.get("kinds", ())),
+            when=data.get("when"),
+            at=data.get("at"),
+            variables=tuple((v["name"], v["expression"]) for v in data.get("variables", ())),
+            validations=tuple(
+                Validation(
+                    expression=v["expression"],
+                    message=v.get("message"),
+                    message_expression=v.get("messageExpression"),
+                    at=v.get("at"),
+                    severity=Severity.parse(v["severity"]) if "severity" in v else None,
+                )
+                for v in data.get("validations", ())
+            ),
+            check=data.get("check"),
+            params=dict(data.get("params", {})),
+            symptom=data.get("symptom"),
+            evidence=dict(data.get("evidence", {})),
+            message_expression=data.get("messageExpression"),
+            next_steps=data.get("next_steps"),
+            aliases=tuple(data.get("aliases", ())),
+            examples=dict(data.get("examples", {})),
+            status=data.get("status", "active"),
+        )

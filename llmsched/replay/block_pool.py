@@ -1,0 +1,149 @@
+"""The KV block pool (vLLM: `vllm/v1/core/block_pool.py`, `kv_cache_utils.py`).
+
+Block 0 is the null block and never free. Every block with reference count 0 sits in
+the free queue, a doubly linked list (O(1) removal from the middle when a prefix hit
+touches a free cached block). Freed blocks without a hash go to the head (reused
+first), hashed ones to the tail (LRU eviction order). A hashed block stays in the
+hash map until it is popped from the head for reuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from llmsched.replay.request import BlockHash
+
+_NONE = -1
+
+
+class FreeKVCacheBlockQueue:
+    """Doubly linked list over block ids, stored in two arrays."""
+
+    def __init__(self, num_blocks: int) -> None:
+        # Sentinels: index num_blocks is the head, num_blocks + 1 the tail.
+        self._head = num_blocks
+        self._tail = num_blocks + 1
+        self._next = [i + 1 for i in range(num_blocks + 2)]
+        self._prev = [i - 1 for i in range(num_blocks + 2)]
+        self._in_queue = [True] * num_blocks
+        if num_blocks:
+            self._next[self._head] = 0
+            self._prev[0] = self._head
+            self._next[num_blocks - 1] = self._tail
+            self._prev[self._tail] = num_blocks - 1
+        else:
+            self._next[self._head] = self._tail
+            self._prev[self._tail] = self._head
+        self.num_free_blocks = num_blocks
+
+    def __contains__(self, block_id: int) -> bool:
+        return self._in_queue[block_id]
+
+    def popleft(self) -> int:
+        block_id = self._next[self._head]
+        if block_id == self._tail:
+            raise IndexError("no free blocks")
+        self.remove(block_id)
+        return block_id
+
+    def remove(self, block_id: int) -> None:
+        prev, nxt = self._prev[block_id], self._next[block_id]
+        self._next[prev] = nxt
+        self._prev[nxt] = prev
+        self._in_queue[block_id] = False
+        self.num_free_blocks -= 1
+
+    def append(self, block_id: int) -> None:
+        last = self._prev[self._tail]
+        self._link(last, block_id, self._tail)
+
+    def prepend_n(self, block_ids: Sequence[int]) -> None:
+        """Insert at the head keeping the given order (block_ids[0] becomes the head)."""
+        after = self._head
+        for block_id in block_ids:
+            self._link(after, block_id, self._next[after])
+            after = block_id
+
+    def _link(self, prev: int, block_id: int, nxt: int) -> None:
+        self._next[prev] = block_id
+        self._prev[block_id] = prev
+        self._next[block_id] = nxt
+        self._prev[nxt] = block_id
+        self._in_queue[block_id] = True
+        self.num_free_blocks += 1
+
+    def ids(self) -> list[int]:
+        out = []
+        block_id = self._next[self._head]
+        while block_id != self._tail:
+            out.append(block_id)
+            block_id = self._next[block_id]
+        return out
+
+
+class BlockPool:
+    def __init__(self, num_gpu_blocks: int, enable_caching: bool) -> None:
+        self.num_gpu_blocks = num_gpu_blocks
+        self.enable_caching = enable_caching
+        self.ref_cnt = [0] * num_gpu_blocks
+        self.block_hash: list[BlockHash | None] = [None] * num_gpu_blocks
+        self.free_block_queue = FreeKVCacheBlockQueue(num_gpu_blocks)
+        # hash -> {block_id: None}: insertion ordered, the first block answers a hit.
+        self.cached_block_hash_to_block: dict[BlockHash, dict[int, None]] = {}
+        self.null_block = self.free_block_queue.popleft()
+
+    def get_num_free_blocks(self) -> int:
+        return self.free_block_queue.num_free_blocks
+
+    def get_usage(self) -> float:
+        return 1.0 - (self.get_num_free_blocks() / (self.num_gpu_blocks - 1))
+
+    def get_cached_block(self, block_hash: BlockHash) -> int | None:
+        blocks = self.cached_block_hash_to_block.get(block_hash)
+        if not blocks:
+            return None
+        return next(iter(blocks))
+
+    def get_new_blocks(self, num_blocks: int) -> list[int]:
+        if num_blocks > self.get_num_free_blocks():
+            raise ValueError(f"cannot get {num_blocks} free blocks from the pool")
+        out = []
+        for _ in range(num_blocks):
+            block_id = self.free_block_queue.popleft()
+            if self.enable_caching:
+                self._maybe_evict_cached_block(block_id)
+            self.ref_cnt[block_id] += 1
+            out.append(block_id)
+        return out
+
+    def _maybe_evict_cached_block(self, block_id: int) -> None:
+        block_hash = self.block_hash[block_id]
+        if block_hash is None:
+            return
+        blocks = self.cached_block_hash_to_block[block_hash]
+        del blocks[block_id]
+        if not blocks:
+            del self.cached_block_hash_to_block[block_hash]
+        self.block_hash[block_id] = None
+
+    def touch(self, block_ids: Iterable[int]) -> None:
+        for block_id in block_ids:
+            if self.ref_cnt[block_id] == 0 and block_id != self.null_block:
+                self.free_block_queue.remove(block_id)
+            self.ref_cnt[block_id] += 1
+
+    def cache_full_block(self, block_id: int, block_hash: BlockHash) -> None:
+        self.block_hash[block_id] = block_hash
+        self.cached_block_hash_to_block.setdefault(block_hash, {})[block_id] = None
+
+    def free_blocks(self, ordered_block_ids: Iterable[int]) -> None:
+        """Release blocks, first = evicted first among those with a hash."""
+        without_hash: list[int] = []
+        for block_id in ordered_block_ids:
+            self.ref_cnt[block_id] -= 1
+            if self.ref_cnt[block_id] == 0 and block_id != self.null_block:
+                if self.block_hash[block_id] is None:
+                    without_hash.append(block_id)
+                else:
+                    self.free_block_queue.append(block_id)
+        self.free_block_queue.prepend_n(without_hash)

@@ -1,0 +1,62 @@
+"""The scheduler configuration a replay runs under (the JSON config file's keys)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from llmsched.replay.request_queue import SchedulingPolicy
+
+VLLM_VERSIONS = ("0.32", "0.33")
+DEFAULT_VLLM_VERSION = "0.33"
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    num_gpu_blocks: int  # includes vLLM's reserved null block
+    block_size: int = 16
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 2048
+    max_model_len: int = 4096
+    enable_chunked_prefill: bool = True
+    enable_prefix_caching: bool = True
+    policy: SchedulingPolicy = SchedulingPolicy.FCFS
+    long_prefill_token_threshold: int = 0
+    watermark: float = 0.0
+    vllm_version: str = DEFAULT_VLLM_VERSION
+    # The keys exactly as given (echoed into the step log's summary line).
+    source: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def problems(self) -> list[str]:
+        """Nonsense values, one message each (empty when the config is usable)."""
+        out = []
+        if self.num_gpu_blocks < 2:
+            out.append("num_gpu_blocks must be >= 2 (block 0 is the reserved null block)")
+        for name in ("block_size", "max_num_seqs", "max_num_batched_tokens", "max_model_len"):
+            if getattr(self, name) < 1:
+                out.append(f"{name} must be >= 1")
+        if self.long_prefill_token_threshold < 0:
+            out.append("long_prefill_token_threshold must be >= 0")
+        if not 0.0 <= self.watermark < 1.0:
+            out.append("watermark must be in [0, 1)")
+        if self.vllm_version not in VLLM_VERSIONS:
+            out.append(f"vllm_version must be one of {', '.join(VLLM_VERSIONS)}")
+        return out
+
+    def echo(self) -> dict[str, Any]:
+        """What the summary line reports as `config`."""
+        if self.source:
+            return dict(self.source)
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_ECHOED}
+        out["policy"] = self.policy.value
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("source")
+        out["policy"] = self.policy.value
+        return out
+
+
+_NOT_ECHOED = {"source", "vllm_version", "long_prefill_token_threshold", "watermark"}
+CONFIG_KEYS = tuple(f.name for f in fields(SchedulerConfig) if f.name != "source")

@@ -1,0 +1,236 @@
+"""The replay loop around the scheduler (vLLM: `EngineCore.step`, synchronous).
+
+Step clock: a request joins at the start of step `arrival_step`; every step is emitted,
+empty ones included. Wall clock: a request joins at the first step starting at or after
+its `arrival_time`; each step lasts what the cost model says; idle time is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from llmsched.errors import InputFileError
+from llmsched.model import Location
+from llmsched.replay.config import SchedulerConfig
+from llmsched.replay.kv_cache_manager import cdiv
+from llmsched.replay.metrics import ReplayResult, RequestRecord, StepRecord, TimeSeries
+from llmsched.replay.request import Request, TraceRequest
+from llmsched.replay.scheduler import Scheduler
+
+
+@dataclass(frozen=True)
+class StepShape:
+    """What the cost model needs to know about one batch."""
+
+    num_tokens: int
+    num_prefill_tokens: int
+    num_decode_reqs: int
+    num_reqs: int
+    context_tokens: int  # KV positions attended over, summed over the batch
+
+
+StepTimeFn = Callable[[StepShape], float]
+
+
+def max_output_tokens(req: TraceRequest, config: SchedulerConfig) -> int:
+    return min(req.output_len, config.max_model_len - req.prompt_len)
+
+
+def rejection_reason(req: TraceRequest, config: SchedulerConfig) -> str | None:
+    """vLLM's input processor refuses prompts that leave no room for an output token."""
+    if req.prompt_len >= config.max_model_len:
+        return (
+            f"prompt of {req.prompt_len} tokens is not shorter than "
+            f"max_model_len {config.max_model_len}"
+        )
+    return None
+
+
+def check_fits(requests: Iterable[TraceRequest], config: SchedulerConfig, path: str) -> None:
+    """A request whose KV can never fit would make vLLM (and the replay) loop forever."""
+    usable = config.num_gpu_blocks - 1
+    for req in requests:
+        if rejection_reason(req, config):
+            continue
+        # The last sampled token is never fed back, so it never needs a KV slot.
+        positions = req.prompt_len + max_output_tokens(req, config) - 1
+        need = cdiv(positions, config.block_size)
+        if need > usable:
+            raise InputFileError(
+                f"request {req.request_id!r} needs {need} KV blocks "
+                f"({positions} tokens) but the cache has only {usable} usable blocks of "
+                f"{config.block_size} tokens; vLLM would preempt it forever",
+                Location(path, req.line),
+            )
+
+
+def make_request(req: TraceRequest, index: int, config: SchedulerConfig) -> Request:
+    return Request(
+        request_id=req.request_id,
+        num_prompt_tokens=req.prompt_len,
+        max_tokens=max_output_tokens(req, config),
+        arrival_time=req.arrival_time if req.arrival_time is not None else float(req.arrival_step),
+        priority=req.priority,
+        prefix_group=req.prefix_group,
+        prefix_len=req.prefix_len,
+        index=index,
+    )
+
+
+class _Recorder:
+    """Collects per-step and per-request records, shared by both engines."""
+
+    def __init__(self, keep_steps: bool) -> None:
+        self.keep_steps = keep_steps
+        self.steps: list[StepRecord] = []
+        self.series = TimeSeries()
+        self.requests: dict[str, RequestRecord] = {}
+        self.rejected: dict[str, str] = {}
+        self.total_tokens = 0
+        self.total_preemptions = 0
+        self.num_steps = 0
+
+    def step(self, rec: StepRecord) -> None:
+        self.total_tokens += sum(rec.scheduled.values())
+        self.total_preemptions += len(rec.preempted)
+        self.num_steps += 1
+        self.series.append(rec, self.total_preemptions)
+        if self.keep_steps:
+            self.steps.append(rec)
+
+
+def run_reference(
+    trace: Iterable[TraceRequest],
+    config: SchedulerConfig,
+    *,
+    keep_steps: bool = True,
+    step_time: StepTimeFn | None = None,
+    wall_clock: bool = False,
+    path: str = "<trace>",
+) -> ReplayResult:
+    """Replay with the literal scheduler (`scheduler.py`), one step at a time."""
+    trace_list = list(trace)
+    check_fits(trace_list, config, path)
+    sched = Scheduler(config)
+    rec = _Recorder(keep_steps)
+    pending: list[Request] = []
+    pending_arrival: list[float] = []
+    for index, tr in enumerate(trace_list):
+        reason = rejection_reason(tr, config)
+        if reason:
+            rec.rejected[tr.request_id] = reason
+            continue
+        pending.append(make_request(tr, index, config))
+        pending_arrival.append(tr.arrival_time if wall_clock and tr.arrival_time is not None
+                               else float(tr.arrival_step))
+        rec.requests[tr.request_id] = RequestRecord(
+            arrival_step=None if wall_clock else tr.arrival_step,
+            arrival_time=tr.arrival_time,
+            prompt_len=tr.prompt_len,
+        )
+
+    step = 0
+    now = 0.0
+    i = 0
+    n = len(pending)
+    while i < n or sched.has_requests():
+        if wall_clock:
+            if not sched.has_requests() and i < n:
+                now = max(now, pending_arrival[i])
+            while i < n and pending_arrival[i] <= now:
+                r = pending[i]
+                rec.requests[r.request_id].arrival_step = step
+                sched.add_request(r)
+                i += 1
+        else:
+            while i < n and pending_arrival[i] <= step:
+                sched.add_request(pending[i])
+                i += 1
+
+        out = sched.schedule()
+        shape = _shape(sched, out.num_scheduled_tokens) if step_time else None
+        sampled, finished = sched.update_from_output(out)
+        duration = step_time(shape) if step_time and shape else 0.0
+        end = now + duration
+        for rid in out.num_scheduled_tokens:
+            rr = rec.requests[rid]
+            if rr.first_scheduled_step is None:
+                rr.first_scheduled_step = step
+                rr.first_scheduled_time = now if wall_clock else None
+        for rid in sampled:
+            rr = rec.requests[rid]
+            if rr.first_token_step is None:
+                rr.first_token_step = step
+                rr.first_token_time = end if wall_clock else None
+        for rid in finished:
+            rr = rec.requests[rid]
+            rr.finish_step = step
+            rr.finish_time = end if wall_clock else None
+            rr.finish_reason = "length"
+        for rid in out.preempted:
+            rec.requests[rid].num_preemptions += 1
+        for rid in sampled:
+            rec.requests[rid].num_output_tokens = sched.requests[rid].num_output_tokens
+        rec.step(
+            StepRecord(
+                step=step,
+                scheduled=out.num_scheduled_tokens,
+                prefix_hit_tokens=out.prefix_hit_tokens,
+                preempted=out.preempted,
+                finished=finished,
+                num_waiting=len(sched.waiting),
+                num_running=len(sched.running),
+                kv_usage=sched.kv_cache_manager.usage,
+                start_time=now if wall_clock else None,
+                duration=duration if wall_clock else None,
+            )
+        )
+        for rid in finished:
+            del sched.requests[rid]
+        step += 1
+        now = end
+    return _result(rec, config, sched.kv_cache_manager.prefix_cache_stats.to_dict(),
+                   now if wall_clock else None)
+
+
+def _shape(sched: Scheduler, scheduled: dict[str, int]) -> StepShape:
+    prefill = decode = context = 0
+    for rid, n in scheduled.items():
+        r = sched.requests[rid]
+        context += r.num_computed_tokens
+        if n == 1 and r.num_output_tokens > 0 and r.num_computed_tokens == r.num_tokens:
+            decode += 1
+        else:
+            prefill += n
+    return StepShape(
+        num_tokens=prefill + decode,
+        num_prefill_tokens=prefill,
+        num_decode_reqs=decode,
+        num_reqs=len(scheduled),
+        context_tokens=context,
+    )
+
+
+def _result(
+    rec: _Recorder,
+    config: SchedulerConfig,
+    prefix_stats: dict[str, int],
+    total_time: float | None,
+    engine: str = "v1",
+) -> ReplayResult:
+    return ReplayResult(
+        config_echo=config.echo(),
+        vllm_version=config.vllm_version,
+        total_steps=rec.num_steps,
+        total_scheduled_tokens=rec.total_tokens,
+        total_preemptions=rec.total_preemptions,
+        num_requests=len(rec.requests) + len(rec.rejected),
+        prefix_cache_stats=prefix_stats,
+        rejected=rec.rejected,
+        requests=rec.requests,
+        series=rec.series,
+        steps=rec.steps if rec.keep_steps else None,
+        total_time=total_time,
+        engine=engine,
+    )

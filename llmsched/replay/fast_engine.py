@@ -1,0 +1,467 @@
+"""The same replay as `engine.run_reference`, with cost that grows with events.
+
+A running request whose prompt is complete decodes one token per step, so while every
+running request is scheduled ("easy" steps), its state is a function of one shared
+counter: `C = c_off + tick`. Such requests are kept *lazy*: nothing is done for them
+per step. Per step the work is O(mid-prefill requests + arrivals + admissions +
+finishes), plus, with prefix caching, O(block-boundary crossings) (which block is popped
+and evicted is observable then). Without prefix caching block identities are not
+observable and crossings are counted per residue class of `c_off mod block_size`.
+
+A step is easy when the token budget covers every running request and the free blocks
+cover every allocation in it: then Phase A schedules all of them and preempts nobody,
+whatever the order. Any other step (budget cut-off, preemption) materialises all lazy
+requests and runs the literal `Scheduler` for that one step, then re-lazifies.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+
+from llmsched.replay.config import SchedulerConfig
+from llmsched.replay.engine import (
+    StepShape,
+    StepTimeFn,
+    _Recorder,
+    _result,
+    check_fits,
+    make_request,
+    rejection_reason,
+)
+from llmsched.replay.kv_cache_manager import CountingKVCacheManager, KVCacheManager, cdiv
+from llmsched.replay.metrics import ReplayResult, RequestRecord, StepRecord
+from llmsched.replay.request import Request, RequestStatus, TraceRequest
+from llmsched.replay.scheduler import Scheduler, SchedulerOutput
+
+
+class _Lazy:
+    """Book-keeping for lazily decoding requests."""
+
+    def __init__(self, block_size: int) -> None:
+        self.bs = block_size
+        self.tick = 0
+        self.c_off: dict[Request, int] = {}
+        # residue of c_off mod block_size -> members (insertion-ordered set)
+        self.buckets: list[dict[Request, None]] = [{} for _ in range(block_size)]
+        self.finish_heap: list[tuple[int, int, str, Request]] = []
+        self.sum_c_off = 0
+
+    def __len__(self) -> int:
+        return len(self.c_off)
+
+    def add(self, req: Request, seq: int) -> None:
+        """`req` holds C = T - 1 and is accurate now."""
+        off = req.num_computed_tokens - self.tick
+        self.c_off[req] = off
+        self.sum_c_off += off
+        self.buckets[off % self.bs][req] = None
+        # It finishes in the step after which C = P + max_tokens - 1.
+        finish_tick = req.num_prompt_tokens + req.max_tokens - 1 - off
+        heapq.heappush(self.finish_heap, (finish_tick, seq, req.request_id, req))
+
+    def remove(self, req: Request) -> int:
+        off = self.c_off.pop(req)
+        self.sum_c_off -= off
+        del self.buckets[off % self.bs][req]
+        return off
+
+    def materialise(self, req: Request) -> None:
+        c = self.c_off[req] + self.tick
+        req.num_computed_tokens = c
+        req.num_output_tokens = c + 1 - req.num_prompt_tokens
+
+    def crossing(self) -> dict[Request, None]:
+        """Lazy requests that need a new block in the coming step (C % bs == 0)."""
+        return self.buckets[(-self.tick) % self.bs]
+
+    def filling(self) -> dict[Request, None]:
+        """Lazy requests whose last block becomes full in the coming step."""
+        return self.buckets[(-self.tick - 1) % self.bs]
+
+    def clear(self) -> None:
+        self.c_off.clear()
+        for b in self.buckets:
+            b.clear()
+        self.finish_heap.clear()
+        self.sum_c_off = 0
+
+
+def run_fast(
+    trace: Iterable[TraceRequest],
+    config: SchedulerConfig,
+    *,
+    keep_steps: bool = False,
+    step_time: StepTimeFn | None = None,
+    wall_clock: bool = False,
+    path: str = "<trace>",
+) -> ReplayResult:
+    trace_list = list(trace)
+    check_fits(trace_list, config, path)
+    return _FastReplay(config, keep_steps, step_time, wall_clock).run(trace_list)
+
+
+class _FastReplay:
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        keep_steps: bool,
+        step_time: StepTimeFn | None,
+        wall_clock: bool,
+    ) -> None:
+        self.config = config
+        self.sched = Scheduler(config, counting_blocks=True)
+        self.kv = self.sched.kv_cache_manager
+        self.counting = isinstance(self.kv, CountingKVCacheManager)
+        self.bs = config.block_size
+        self.lazy = _Lazy(config.block_size)
+        self.active: dict[Request, None] = {}  # running, not lazy, in running order
+        self.seq: dict[Request, int] = {}
+        self.next_seq = 0
+        self.rec = _Recorder(keep_steps)
+        self.step_time = step_time
+        self.wall_clock = wall_clock
+
+    # ---- the loop ------------------------------------------------------------------
+
+    def run(self, trace_list: list[TraceRequest]) -> ReplayResult:
+        rec = self.rec
+        sched = self.sched
+        pending: list[Request] = []
+        arrival: list[float] = []
+        wall = self.wall_clock
+        for index, tr in enumerate(trace_list):
+            reason = rejection_reason(tr, self.config)
+            if reason:
+                rec.rejected[tr.request_id] = reason
+                continue
+            pending.append(make_request(tr, index, self.config))
+            arrival.append(
+                tr.arrival_time if wall and tr.arrival_time is not None else float(tr.arrival_step)
+            )
+            rec.requests[tr.request_id] = RequestRecord(
+                arrival_step=None if wall else tr.arrival_step,
+                arrival_time=tr.arrival_time,
+                prompt_len=tr.prompt_len,
+            )
+        step = 0
+        now = 0.0
+        i = 0
+        n = len(pending)
+        while i < n or sched.has_requests():
+            if wall:
+                if not sched.has_requests() and i < n:
+                    now = max(now, arrival[i])
+                while i < n and arrival[i] <= now:
+                    rec.requests[pending[i].request_id].arrival_step = step
+                    sched.add_request(pending[i])
+                    i += 1
+            else:
+                while i < n and arrival[i] <= step:
+                    sched.add_request(pending[i])
+                    i += 1
+            now = self._step(step, now)
+            step += 1
+        stats = self.kv.prefix_cache_stats.to_dict()
+        return _result(rec, self.config, stats, now if wall else None)
+
+    def _step(self, step: int, now: float) -> float:
+        sched = self.sched
+        threshold = sched._long_prefill_threshold()
+        budget = sched.max_num_scheduled_tokens
+        lazy = self.lazy
+        demand = len(lazy)
+        need_blocks = len(lazy.crossing())
+        active_n: list[tuple[Request, int]] = []
+        if demand <= budget:
+            mml = sched.max_model_len
+            bs = self.bs
+            counting = self.counting
+            held_of = self.kv.held if isinstance(self.kv, CountingKVCacheManager) else None
+            req_blocks = None if counting else self.kv.req_to_blocks  # type: ignore[union-attr]
+            for r in self.active:
+                c = r.num_computed_tokens
+                m = r.num_tokens - c
+                if 0 < threshold < m:
+                    m = threshold
+                m = min(m, mml - 1 - c)
+                active_n.append((r, m))
+                demand += m
+                held = (
+                    held_of.get(r.request_id, 0)
+                    if held_of is not None
+                    else len(req_blocks.get(r.request_id, ()))  # type: ignore[union-attr]
+                )
+                need_blocks += max(0, cdiv(c + m, bs) - held)
+        if demand > budget or need_blocks > self.kv.get_num_free_blocks() or any(
+            m <= 0 for _, m in active_n
+        ):
+            return self._slow_step(step, now)
+        return self._easy_step(step, now, threshold, budget - demand, need_blocks, active_n)
+
+    # ---- easy steps -------------------------------------------------------------------
+
+    def _easy_step(
+        self,
+        step: int,
+        now: float,
+        threshold: int,
+        budget_left: int,
+        need_blocks: int,
+        active_n: list[tuple[Request, int]],
+    ) -> float:
+        sched = self.sched
+        lazy = self.lazy
+        kv = self.kv
+        rec = self.rec
+        order = [r.request_id for r in sched.running] if rec.keep_steps else None
+        num_lazy = len(lazy)
+
+        # Phase A: every running request gets its tokens; nobody is preempted.
+        if isinstance(kv, CountingKVCacheManager):
+            kv.num_free_blocks -= need_blocks
+            held = kv.held
+            bs = self.bs
+            for r, m in active_n:
+                rid = r.request_id
+                held[rid] = max(held.get(rid, 0), cdiv(r.num_computed_tokens + m, bs))
+        else:
+            self._allocate_in_order(active_n)
+
+        # Phase B: admissions, with the literal scheduler code.
+        out = SchedulerOutput()
+        sched._schedule_waiting(out, budget_left, threshold)
+        admitted = out.num_scheduled_tokens
+        sched.finished_req_ids = set()
+
+        # _update_after_schedule + update_from_output for the explicit requests.
+        lazy.tick += 1
+        tick = lazy.tick
+        rr = rec.requests
+        sampled_explicit: list[Request] = []
+        explicit: list[tuple[Request, int]] = list(active_n)
+        for rid, m in admitted.items():
+            r = sched.requests[rid]
+            explicit.append((r, m))
+            self.seq[r] = self.next_seq
+            self.next_seq += 1
+            self.active[r] = None
+            if rr[rid].first_scheduled_step is None:
+                rr[rid].first_scheduled_step = step
+                rr[rid].first_scheduled_time = now if self.wall_clock else None
+        shape = self._shape(explicit, num_lazy) if self.step_time else None
+        finishing: list[Request] = []
+        for r, m in explicit:
+            r.num_computed_tokens += m
+            if r.num_computed_tokens < r.num_tokens:
+                continue
+            r.num_output_tokens += 1
+            sampled_explicit.append(r)
+            if r.num_output_tokens >= r.max_tokens or r.num_tokens >= sched.max_model_len:
+                finishing.append(r)
+        heap = lazy.finish_heap
+        while heap and heap[0][0] <= tick:
+            r = heapq.heappop(heap)[3]
+            lazy.materialise(r)
+            lazy.remove(r)
+            finishing.append(r)
+        if len(finishing) > 1:
+            finishing.sort(key=self.seq.__getitem__)
+        finished_ids = []
+        for r in finishing:
+            self._finish(r)
+            finished_ids.append(r.request_id)
+        duration = self.step_time(shape) if self.step_time and shape else 0.0
+        end = now + duration
+        for r in sampled_explicit:
+            rid = r.request_id
+            if rr[rid].first_token_step is None:
+                rr[rid].first_token_step = step
+                rr[rid].first_token_time = end if self.wall_clock else None
+            if r.status is RequestStatus.RUNNING and r.num_tokens - r.num_computed_tokens == 1:
+                del self.active[r]
+                self._lazify(r)
+        for r in finishing:
+            x = rr[r.request_id]
+            x.finish_step = step
+            x.finish_time = end if self.wall_clock else None
+            x.finish_reason = "length"
+            x.num_output_tokens = r.num_output_tokens
+
+        scheduled: dict[str, int] = {}
+        total = num_lazy + sum(m for _, m in explicit)
+        if order is not None:
+            active_map = {r.request_id: m for r, m in active_n}
+            scheduled = {rid: active_map.get(rid, 1) for rid in order}
+            scheduled.update(admitted)
+        self._record(
+            step, scheduled, out.prefix_hit_tokens, [], finished_ids, now, duration, total
+        )
+        return end
+
+    def _allocate_in_order(self, active_n: list[tuple[Request, int]]) -> None:
+        """With prefix caching, pop/evict/register blocks exactly in running order."""
+        lazy = self.lazy
+        kv = self.kv
+        events: dict[Request, int] = {}
+        for r in lazy.crossing():
+            events[r] = 1
+        for r in lazy.filling():
+            events[r] = 1
+        for r, m in active_n:
+            events[r] = m
+        if len(events) > 1:
+            ordered = sorted(events.items(), key=lambda e: self.seq[e[0]])
+        else:
+            ordered = list(events.items())
+        for r, m in ordered:
+            if r in lazy.c_off:
+                lazy.materialise(r)
+            got = kv.allocate_slots(r, m)
+            if got is None:  # pragma: no cover - excluded by the block count check
+                raise AssertionError("easy step could not allocate")
+
+    def _finish(self, r: Request) -> None:
+        sched = self.sched
+        r.status = RequestStatus.FINISHED_LENGTH_CAPPED
+        sched.running.remove(r)
+        self.active.pop(r, None)
+        kv = self.kv
+        if isinstance(kv, CountingKVCacheManager) and r.request_id not in kv.held:
+            kv.held[r.request_id] = cdiv(r.num_computed_tokens, self.bs)
+        kv.free(r)
+        sched.finished_req_ids.add(r.request_id)
+        del sched.requests[r.request_id]
+        self.seq.pop(r, None)
+
+    def _lazify(self, r: Request) -> None:
+        kv = self.kv
+        if isinstance(kv, CountingKVCacheManager):
+            kv.held.pop(r.request_id, None)  # derived from C while lazy
+        self.lazy.add(r, self.seq[r])
+
+    # ---- slow steps ------------------------------------------------------------------
+
+    def _materialise_all(self) -> None:
+        lazy = self.lazy
+        kv = self.kv
+        held = kv.held if isinstance(kv, CountingKVCacheManager) else None
+        for r in list(lazy.c_off):
+            lazy.materialise(r)
+            if held is not None:
+                held[r.request_id] = cdiv(r.num_computed_tokens, self.bs)
+        lazy.clear()
+        self.active.clear()
+
+    def _slow_step(self, step: int, now: float) -> float:
+        sched = self.sched
+        rec = self.rec
+        self._materialise_all()
+        out = sched.schedule()
+        shape = self._shape_from_scheduler(out) if self.step_time else None
+        sampled, finished = sched.update_from_output(out)
+        duration = self.step_time(shape) if self.step_time and shape else 0.0
+        end = now + duration
+        rr = rec.requests
+        for rid in out.num_scheduled_tokens:
+            x = rr[rid]
+            if x.first_scheduled_step is None:
+                x.first_scheduled_step = step
+                x.first_scheduled_time = now if self.wall_clock else None
+        for rid in sampled:
+            x = rr[rid]
+            if x.first_token_step is None:
+                x.first_token_step = step
+                x.first_token_time = end if self.wall_clock else None
+        for rid in finished:
+            x = rr[rid]
+            x.finish_step = step
+            x.finish_time = end if self.wall_clock else None
+            x.finish_reason = "length"
+            x.num_output_tokens = sched.requests[rid].num_output_tokens
+            del sched.requests[rid]
+        for rid in out.preempted:
+            rr[rid].num_preemptions += 1
+        # Rebuild the lazy view: running order defines the sequence numbers.
+        self.seq = {}
+        for r in sched.running:
+            self.seq[r] = self.next_seq
+            self.next_seq += 1
+            if r.num_tokens - r.num_computed_tokens == 1:
+                self._lazify(r)
+            else:
+                self.active[r] = None
+        self._record(
+            step,
+            out.num_scheduled_tokens,
+            out.prefix_hit_tokens,
+            out.preempted,
+            finished,
+            now,
+            duration,
+            out.total_num_scheduled_tokens,
+        )
+        return end
+
+    # ---- records ---------------------------------------------------------------------
+
+    def _record(
+        self,
+        step: int,
+        scheduled: dict[str, int],
+        hits: dict[str, int],
+        preempted: list[str],
+        finished: list[str],
+        now: float,
+        duration: float,
+        total_tokens: int,
+    ) -> None:
+        rec = self.rec
+        sched = self.sched
+        r = StepRecord(
+            step=step,
+            scheduled=scheduled,
+            prefix_hit_tokens=hits,
+            preempted=preempted,
+            finished=finished,
+            num_waiting=len(sched.waiting),
+            num_running=len(sched.running),
+            kv_usage=self.kv.usage,
+            start_time=now if self.wall_clock else None,
+            duration=duration if self.wall_clock else None,
+        )
+        rec.total_tokens += total_tokens
+        rec.total_preemptions += len(preempted)
+        rec.num_steps += 1
+        rec.series.append(r, rec.total_preemptions)
+        if rec.keep_steps:
+            rec.steps.append(r)
+
+    def _shape(self, explicit: list[tuple[Request, int]], num_lazy: int) -> StepShape:
+        lazy = self.lazy
+        # lazy C before this step = c_off + (tick - 1); after scheduling, + 1
+        context = lazy.sum_c_off + num_lazy * lazy.tick
+        prefill = 0
+        decode = num_lazy
+        for r, m in explicit:
+            c_after = r.num_computed_tokens + m
+            context += c_after
+            if m == 1 and r.num_output_tokens > 0 and c_after == r.num_tokens:
+                decode += 1
+            else:
+                prefill += m
+        return StepShape(
+            num_tokens=prefill + decode,
+            num_prefill_tokens=prefill,
+            num_decode_reqs=decode,
+            num_reqs=num_lazy + len(explicit),
+            context_tokens=context,
+        )
+
+    def _shape_from_scheduler(self, out: SchedulerOutput) -> StepShape:
+        from llmsched.replay.engine import _shape
+
+        return _shape(self.sched, out.num_scheduled_tokens)
+
+
+__all__ = ["KVCacheManager", "run_fast"]

@@ -1,0 +1,218 @@
+"""KV-cache manager for one full-attention group (vLLM: `vllm/v1/core/kv_cache_manager.py`
+and `single_type_kv_cache_manager.py`).
+
+`allocate_slots` returns None when the request cannot get its blocks; the scheduler
+decides what to do about it (preempt, or stop admitting).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llmsched.replay.block_pool import BlockPool
+from llmsched.replay.request import Request, RequestStatus
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass
+class PrefixCacheStats:
+    """vLLM's `PrefixCacheStats`: one record per lookup, in tokens."""
+
+    requests: int = 0
+    queries: int = 0
+    hits: int = 0
+    preempted_requests: int = 0
+    preempted_queries: int = 0
+    preempted_hits: int = 0
+
+    def record(self, num_tokens: int, num_hits: int, preempted: bool, times: int = 1) -> None:
+        if preempted:
+            self.preempted_requests += times
+            self.preempted_queries += num_tokens * times
+            self.preempted_hits += num_hits * times
+        else:
+            self.requests += times
+            self.queries += num_tokens * times
+            self.hits += num_hits * times
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "requests": self.requests,
+            "queries": self.queries,
+            "hits": self.hits,
+            "preempted_requests": self.preempted_requests,
+            "preempted_queries": self.preempted_queries,
+            "preempted_hits": self.preempted_hits,
+        }
+
+
+class KVCacheManager:
+    def __init__(
+        self,
+        num_gpu_blocks: int,
+        block_size: int,
+        max_model_len: int,
+        enable_caching: bool,
+        watermark: float = 0.0,
+    ) -> None:
+        self.block_size = block_size
+        self.max_model_len = max_model_len
+        self.enable_caching = enable_caching
+        self.block_pool = BlockPool(num_gpu_blocks, enable_caching)
+        self.watermark_blocks = int(watermark * num_gpu_blocks)
+        self.req_to_blocks: dict[str, list[int]] = {}
+        self.num_cached_block: dict[str, int] = {}
+        self.prefix_cache_stats = PrefixCacheStats()
+
+    @property
+    def usage(self) -> float:
+        return self.block_pool.get_usage()
+
+    def get_num_free_blocks(self) -> int:
+        return self.block_pool.get_num_free_blocks()
+
+    def get_computed_blocks(self, request: Request) -> tuple[list[int], int]:
+        """Longest run of cached full blocks, capped so one token is recomputed."""
+        if not self.enable_caching:
+            return [], 0
+        bs = self.block_size
+        max_blocks = (request.num_tokens - 1) // bs
+        hashes = request.block_hashes(max_blocks, bs)
+        pool = self.block_pool
+        hit: list[int] = []
+        for k in range(max_blocks):
+            block_id = pool.get_cached_block(hashes[k])
+            if block_id is None:
+                break
+            hit.append(block_id)
+        num_hits = len(hit) * bs
+        self.prefix_cache_stats.record(
+            request.num_tokens, num_hits, preempted=request.num_preemptions > 0
+        )
+        return hit, num_hits
+
+    def _num_blocks_to_allocate(self, request: Request, num_tokens: int, hit: list[int]) -> int:
+        held = len(self.req_to_blocks.get(request.request_id, ()))
+        ref_cnt = self.block_pool.ref_cnt
+        evictable = sum(1 for b in hit if ref_cnt[b] == 0)
+        return cdiv(num_tokens, self.block_size) - len(hit) - held + evictable
+
+    def allocate_slots(
+        self,
+        request: Request,
+        num_new_tokens: int,
+        num_new_computed_tokens: int = 0,
+        new_computed_blocks: list[int] | None = None,
+        full_sequence_must_fit: bool = False,
+        apply_watermark: bool = False,
+    ) -> list[int] | None:
+        hit = new_computed_blocks or []
+        pool = self.block_pool
+        free = pool.get_num_free_blocks()
+        watermark = 0
+        if apply_watermark and request.status in (RequestStatus.WAITING, RequestStatus.PREEMPTED):
+            watermark = self.watermark_blocks
+        if full_sequence_must_fit:
+            full = min(request.num_tokens, self.max_model_len)
+            if self._num_blocks_to_allocate(request, full, hit) + watermark > free:
+                return None
+        computed = request.num_computed_tokens + num_new_computed_tokens
+        num_tokens_need_slot = min(computed + num_new_tokens, self.max_model_len)
+        if self._num_blocks_to_allocate(request, num_tokens_need_slot, hit) + watermark > free:
+            return None
+
+        rid = request.request_id
+        blocks = self.req_to_blocks.setdefault(rid, [])
+        if hit:
+            pool.touch(hit)
+            blocks.extend(hit)
+            self.num_cached_block[rid] = len(hit)
+        num_new = cdiv(num_tokens_need_slot, self.block_size) - len(blocks)
+        new_blocks = pool.get_new_blocks(num_new) if num_new > 0 else []
+        blocks.extend(new_blocks)
+        if self.enable_caching:
+            self.cache_blocks(request, min(computed + num_new_tokens, request.num_tokens))
+        return new_blocks
+
+    def cache_blocks(self, request: Request, num_tokens: int) -> None:
+        rid = request.request_id
+        num_cached = self.num_cached_block.get(rid, 0)
+        num_full = num_tokens // self.block_size
+        if num_full <= num_cached:
+            return
+        blocks = self.req_to_blocks[rid]
+        hashes = request.block_hashes(num_full, self.block_size)
+        for k in range(num_cached, num_full):
+            self.block_pool.cache_full_block(blocks[k], hashes[k])
+        self.num_cached_block[rid] = num_full
+
+    def free(self, request: Request) -> None:
+        """Release tail first, so a sequence's last blocks are evicted before its first."""
+        blocks = self.req_to_blocks.pop(request.request_id, [])
+        self.num_cached_block.pop(request.request_id, None)
+        self.block_pool.free_blocks(reversed(blocks))
+
+    def get_block_ids(self, request_id: str) -> list[int]:
+        return self.req_to_blocks.get(request_id, [])
+
+
+class CountingKVCacheManager:
+    """The same decisions as `KVCacheManager` without prefix caching, keeping only how
+    many blocks each request holds (block identities are unobservable then)."""
+
+    enable_caching = False
+
+    def __init__(
+        self, num_gpu_blocks: int, block_size: int, max_model_len: int, watermark: float = 0.0
+    ) -> None:
+        self.num_gpu_blocks = num_gpu_blocks
+        self.block_size = block_size
+        self.max_model_len = max_model_len
+        self.watermark_blocks = int(watermark * num_gpu_blocks)
+        self.num_free_blocks = num_gpu_blocks - 1
+        self.held: dict[str, int] = {}
+        self.prefix_cache_stats = PrefixCacheStats()
+
+    @property
+    def usage(self) -> float:
+        return 1.0 - (self.num_free_blocks / (self.num_gpu_blocks - 1))
+
+    def get_num_free_blocks(self) -> int:
+        return self.num_free_blocks
+
+    def get_computed_blocks(self, request: Request) -> tuple[list[int], int]:
+        return [], 0
+
+    def allocate_slots(
+        self,
+        request: Request,
+        num_new_tokens: int,
+        num_new_computed_tokens: int = 0,
+        new_computed_blocks: list[int] | None = None,
+        full_sequence_must_fit: bool = False,
+        apply_watermark: bool = False,
+    ) -> list[int] | None:
+        free = self.num_free_blocks
+        held = self.held.get(request.request_id, 0)
+        watermark = 0
+        if apply_watermark and request.status in (RequestStatus.WAITING, RequestStatus.PREEMPTED):
+            watermark = self.watermark_blocks
+        bs = self.block_size
+        if full_sequence_must_fit:
+            full = min(request.num_tokens, self.max_model_len)
+            if cdiv(full, bs) - held + watermark > free:
+                return None
+        need_slot = min(request.num_computed_tokens + num_new_tokens, self.max_model_len)
+        need = cdiv(need_slot, bs) - held
+        if need + watermark > free:
+            return None
+        if need > 0:
+            self.num_free_blocks = free - need
+            self.held[request.request_id] = held + need
+        return []
+
+    def free(self, request: Request) -> None:
+        self.num_free_blocks += self.held.pop(request.request_id, 0)

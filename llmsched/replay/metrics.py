@@ -1,0 +1,247 @@
+"""What a replay records: one record per step, one per request, and the summary;
+the step-log format of `golden/*.steps.jsonl`; time series under vLLM's metric names."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+# vLLM V1 metric names a replay's time series are published under.
+NUM_RUNNING = "vllm:num_requests_running"
+NUM_WAITING = "vllm:num_requests_waiting"
+KV_USAGE = "vllm:kv_cache_usage_perc"
+NUM_PREEMPTIONS = "vllm:num_preemptions"
+
+VLLM_PATCH_VERSION = {"0.32": "0.32.0", "0.33": "0.33.0"}
+SCHEDULER_CLASS = "llmsched.replay.scheduler.Scheduler"
+
+
+@dataclass
+class StepRecord:
+    step: int
+    scheduled: dict[str, int]
+    prefix_hit_tokens: dict[str, int]
+    preempted: list[str]
+    finished: list[str]
+    num_waiting: int
+    num_running: int
+    kv_usage: float  # unrounded; the log rounds to 6 places like the golden files
+    start_time: float | None = None  # wall clock only
+    duration: float | None = None
+
+    def to_log_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "scheduled": self.scheduled,
+            "prefix_hit_tokens": self.prefix_hit_tokens,
+            "preempted": self.preempted,
+            "finished": self.finished,
+            "num_waiting": self.num_waiting,
+            "num_running": self.num_running,
+            "kv_usage": round(self.kv_usage, 6),
+        }
+
+
+@dataclass
+class RequestRecord:
+    arrival_step: int | None
+    arrival_time: float | None = None
+    first_scheduled_step: int | None = None
+    first_token_step: int | None = None
+    finish_step: int | None = None
+    finish_reason: str | None = None
+    num_preemptions: int = 0
+    num_output_tokens: int = 0
+    prompt_len: int = 0
+    # wall clock only
+    first_scheduled_time: float | None = None
+    first_token_time: float | None = None
+    finish_time: float | None = None
+
+    def to_log_dict(self) -> dict[str, Any]:
+        return {
+            "arrival_step": self.arrival_step,
+            "first_scheduled_step": self.first_scheduled_step,
+            "first_token_step": self.first_token_step,
+            "finish_step": self.finish_step,
+            "finish_reason": self.finish_reason,
+            "num_preemptions": self.num_preemptions,
+            "num_output_tokens": self.num_output_tokens,
+        }
+
+
+@dataclass
+class TimeSeries:
+    """Per-step samples of the gauges vLLM exports (and the preemption counter)."""
+
+    step: list[int] = field(default_factory=list)
+    time: list[float] = field(default_factory=list)
+    num_running: list[int] = field(default_factory=list)
+    num_waiting: list[int] = field(default_factory=list)
+    kv_usage: list[float] = field(default_factory=list)
+    num_preemptions_total: list[int] = field(default_factory=list)
+
+    def append(self, rec: StepRecord, preemptions_total: int) -> None:
+        self.step.append(rec.step)
+        if rec.start_time is not None:
+            self.time.append(rec.start_time + (rec.duration or 0.0))
+        self.num_running.append(rec.num_running)
+        self.num_waiting.append(rec.num_waiting)
+        self.kv_usage.append(rec.kv_usage)
+        self.num_preemptions_total.append(preemptions_total)
+
+    def by_metric_name(self) -> dict[str, list[float]]:
+        return {
+            NUM_RUNNING: [float(v) for v in self.num_running],
+            NUM_WAITING: [float(v) for v in self.num_waiting],
+            KV_USAGE: list(self.kv_usage),
+            NUM_PREEMPTIONS: [float(v) for v in self.num_preemptions_total],
+        }
+
+
+@dataclass
+class ReplayResult:
+    config_echo: dict[str, Any]
+    vllm_version: str
+    total_steps: int
+    total_scheduled_tokens: int
+    total_preemptions: int
+    num_requests: int
+    prefix_cache_stats: dict[str, int]
+    rejected: dict[str, str]
+    requests: dict[str, RequestRecord]
+    series: TimeSeries
+    steps: list[StepRecord] | None = None  # kept only when asked for
+    total_time: float | None = None  # wall clock only
+    engine: str = "v1"
+
+    def summary_log_dict(self) -> dict[str, Any]:
+        return {
+            "summary": True,
+            "vllm_version": VLLM_PATCH_VERSION.get(self.vllm_version, self.vllm_version),
+            "scheduler_class": SCHEDULER_CLASS,
+            "config": self.config_echo,
+            "total_steps": self.total_steps,
+            "schedule_calls": self.total_steps,
+            "total_scheduled_tokens": self.total_scheduled_tokens,
+            "total_preemptions": self.total_preemptions,
+            "num_requests": self.num_requests,
+            "prefix_cache_stats": self.prefix_cache_stats,
+            "rejected": self.rejected,
+            "requests": {rid: rec.to_log_dict() for rid, rec in self.requests.items()},
+        }
+
+    def step_log_lines(self) -> Iterator[str]:
+        if self.steps is None:
+            raise ValueError("steps were not kept; run with keep_steps=True")
+        for rec in self.steps:
+            yield dumps_compact(rec.to_log_dict())
+        yield dumps_compact(self.summary_log_dict())
+
+    def write_step_log(self, stream: TextIO) -> None:
+        for line in self.step_log_lines():
+            stream.write(line)
+            stream.write("\n")
+
+    def summary(self) -> dict[str, Any]:
+        """The report: counts, per-request latencies in steps (and seconds), queues, KV."""
+        recs = [r for r in self.requests.values() if r.finish_step is not None]
+        ttft_steps = [
+            r.first_token_step - r.arrival_step
+            for r in recs
+            if r.first_token_step is not None and r.arrival_step is not None
+        ]
+        e2e_steps = [
+            r.finish_step - r.arrival_step
+            for r in recs
+            if r.finish_step is not None and r.arrival_step is not None
+        ]
+        s = self.series
+        out: dict[str, Any] = {
+            "engine": self.engine,
+            "vllm_version": self.vllm_version,
+            "config": self.config_echo,
+            "total_steps": self.total_steps,
+            "total_scheduled_tokens": self.total_scheduled_tokens,
+            "total_preemptions": self.total_preemptions,
+            "num_requests": self.num_requests,
+            "num_finished": len(recs),
+            "num_rejected": len(self.rejected),
+            "requests_preempted": sum(1 for r in self.requests.values() if r.num_preemptions),
+            "waiting": {
+                "peak": max(s.num_waiting, default=0),
+                "mean": _mean(s.num_waiting),
+            },
+            "running": {"peak": max(s.num_running, default=0), "mean": _mean(s.num_running)},
+            "kv_usage": {"peak": max(s.kv_usage, default=0.0), "mean": _mean(s.kv_usage)},
+            "prefix_cache": self.prefix_cache_stats,
+            "ttft_steps": percentiles(ttft_steps),
+            "e2e_steps": percentiles(e2e_steps),
+            "output_tokens_per_step": (
+                sum(r.num_output_tokens for r in recs) / self.total_steps
+                if self.total_steps
+                else 0.0
+            ),
+        }
+        if self.total_time is not None:
+            out.update(self._wall_clock_summary(recs))
+        return out
+
+    def _wall_clock_summary(self, recs: list[RequestRecord]) -> dict[str, Any]:
+        ttft, tpot, e2e, queue = [], [], [], []
+        for r in recs:
+            if r.arrival_time is None or r.finish_time is None or r.first_token_time is None:
+                continue
+            ttft.append(r.first_token_time - r.arrival_time)
+            e2e.append(r.finish_time - r.arrival_time)
+            if r.first_scheduled_time is not None:
+                queue.append(r.first_scheduled_time - r.arrival_time)
+            if r.num_output_tokens > 1:
+                tpot.append((r.finish_time - r.first_token_time) / (r.num_output_tokens - 1))
+        total = self.total_time or 0.0
+        out_tokens = sum(r.num_output_tokens for r in recs)
+        return {
+            "total_time_s": total,
+            "ttft_s": percentiles(ttft),
+            "tpot_s": percentiles(tpot),
+            "e2e_s": percentiles(e2e),
+            "queue_s": percentiles(queue),
+            "output_tokens_per_s": out_tokens / total if total > 0 else 0.0,
+            "total_tokens_per_s": self.total_scheduled_tokens / total if total > 0 else 0.0,
+            "requests_per_s": len(recs) / total if total > 0 else 0.0,
+        }
+
+    def step_records(self) -> list[StepRecord]:
+        return self.steps or []
+
+
+def dumps_compact(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _mean(values: list[int] | list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def percentiles(values: list[int] | list[float]) -> dict[str, float | None]:
+    """p50/p90/p99/max by linear interpolation (numpy's default method)."""
+    if not values:
+        return {"p50": None, "p90": None, "p99": None, "max": None, "mean": None}
+    data = sorted(values)
+
+    def q(p: float) -> float:
+        pos = (len(data) - 1) * p
+        lo = math.floor(pos)
+        hi = min(lo + 1, len(data) - 1)
+        return float(data[lo] + (data[hi] - data[lo]) * (pos - lo))
+
+    return {
+        "p50": q(0.5),
+        "p90": q(0.9),
+        "p99": q(0.99),
+        "max": float(data[-1]),
+        "mean": sum(data) / len(data),
+    }

@@ -1,0 +1,104 @@
+"""A request as the replayed scheduler sees it (vLLM: `vllm/v1/request.py`).
+
+Token ids are never materialised: a trace says which prompt tokens are shared
+(`prefix_group`, `prefix_len`) and every output token is one fixed id, so the identity
+of each full block's prefix-cache hash follows from positions alone (`block_hash`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+# A block hash in the replay: equal keys <=> equal token prefixes (vLLM chains sha256).
+BlockHash = tuple[Any, ...]
+
+
+class RequestStatus(str, Enum):
+    WAITING = "waiting"
+    RUNNING = "running"
+    PREEMPTED = "preempted"
+    FINISHED_LENGTH_CAPPED = "finished_length_capped"
+
+
+@dataclass(frozen=True)
+class TraceRequest:
+    """One line of a trace: immutable input."""
+
+    request_id: str
+    prompt_len: int
+    output_len: int
+    arrival_step: int = 0
+    arrival_time: float | None = None
+    priority: int = 0
+    prefix_group: str | None = None
+    prefix_len: int = 0
+    line: int | None = None  # 1-based line in the trace file, for messages
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.request_id}
+        if self.arrival_time is not None:
+            out["arrival_time"] = self.arrival_time
+        else:
+            out["arrival_step"] = self.arrival_step
+        out.update(
+            {
+                "prompt_len": self.prompt_len,
+                "output_len": self.output_len,
+                "priority": self.priority,
+                "prefix_group": self.prefix_group,
+                "prefix_len": self.prefix_len,
+            }
+        )
+        return out
+
+
+@dataclass(eq=False)
+class Request:
+    """Mutable scheduling state of one request."""
+
+    request_id: str
+    num_prompt_tokens: int
+    max_tokens: int  # output tokens after which the request finishes ("length")
+    arrival_time: float  # the policy's tie-break; the arrival step on the step clock
+    priority: int = 0
+    prefix_group: str | None = None
+    prefix_len: int = 0
+    status: RequestStatus = RequestStatus.WAITING
+    num_computed_tokens: int = 0
+    num_output_tokens: int = 0
+    num_preemptions: int = 0
+    # Position in the trace; breaks every remaining tie the way file order does.
+    index: int = 0
+    _hash_cache: list[BlockHash] = field(default_factory=list, repr=False)
+
+    @property
+    def num_tokens(self) -> int:
+        return self.num_prompt_tokens + self.num_output_tokens
+
+    def __lt__(self, other: Request) -> bool:
+        # vLLM's Request.__lt__: (priority, arrival_time, request_id).
+        return (self.priority, self.arrival_time, self.request_id) < (
+            other.priority,
+            other.arrival_time,
+            other.request_id,
+        )
+
+    def block_hash(self, block_index: int, block_size: int) -> BlockHash:
+        """Hash key of full block `block_index`: equal for two requests iff their tokens
+        agree on every position up to the end of that block."""
+        end = (block_index + 1) * block_size
+        group = self.prefix_group
+        if group is not None and end <= self.prefix_len:
+            return ("g", group, block_index)
+        if group is not None and self.prefix_len == self.num_prompt_tokens and self.prefix_len:
+            # Nothing unique in the prompt: shared prefix, then the fixed output token.
+            return ("o", group, self.prefix_len, block_index)
+        return ("r", self.request_id, block_index)
+
+    def block_hashes(self, num_blocks: int, block_size: int) -> list[BlockHash]:
+        cache = self._hash_cache
+        while len(cache) < num_blocks:
+            cache.append(self.block_hash(len(cache), block_size))
+        return cache

@@ -1,0 +1,1 @@
+"""Loopback servers for the collector tests."""

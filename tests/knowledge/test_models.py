@@ -1,0 +1,293 @@
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from llmsched.errors import InputFileError, LlmschedError
+from llmsched.knowledge.models import (
+    ModelSpec,
+    UnknownModelError,
+    all_models,
+    estimate_params,
+    load_hf_config,
+    lookup_model,
+    model_from_hf_config,
+    parse_model_name,
+    require_model,
+)
+
+DATA = Path(__file__).parent / "data"
+
+REQUIRED_IDS = [
+    "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct",
+    "meta-llama/Llama-3.1-405B-Instruct", "meta-llama/Llama-3.2-1B-Instruct",
+    "meta-llama/Llama-3.2-3B-Instruct", "meta-llama/Llama-3.3-70B-Instruct",
+    "Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-1.5B-Instruct", "Qwen/Qwen2.5-7B-Instruct",
+    "Qwen/Qwen2.5-14B-Instruct", "Qwen/Qwen2.5-32B-Instruct", "Qwen/Qwen2.5-72B-Instruct",
+    "Qwen/Qwen2.5-Coder-32B-Instruct", "Qwen/Qwen3-0.6B", "Qwen/Qwen3-4B", "Qwen/Qwen3-8B",
+    "Qwen/Qwen3-14B", "Qwen/Qwen3-32B", "Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-235B-A22B",
+    "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1",
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
+    "deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "deepseek-ai/DeepSeek-R1-Distill-Llama-70B",
+    "mistralai/Mistral-7B-Instruct-v0.3", "mistralai/Mixtral-8x7B-Instruct-v0.1",
+    "mistralai/Mistral-Small-24B-Instruct-2501", "google/gemma-2-9b-it", "google/gemma-2-27b-it",
+    "google/gemma-3-27b-it", "THUDM/glm-4-9b-chat", "microsoft/Phi-3-mini-4k-instruct",
+    "microsoft/phi-4",
+]
+
+
+def test_catalogue_covers_the_popular_models() -> None:
+    ids = [m.id for m in all_models()]
+    assert len(ids) == len(set(ids))
+    missing = set(REQUIRED_IDS) - set(ids)
+    assert not missing
+
+
+@pytest.mark.parametrize("spec", all_models(), ids=lambda m: m.id)
+def test_catalogue_entries_are_self_consistent(spec: ModelSpec) -> None:
+    assert spec.num_heads % spec.num_kv_heads == 0 or spec.mla
+    assert spec.active_params <= spec.params
+    assert spec.context_len is not None and spec.context_len >= 4096
+    # The published parameter count must agree with the shapes: catches a mistyped layer
+    # count, hidden size or intermediate size.
+    total, active = estimate_params(spec)
+    assert total == pytest.approx(spec.params, rel=0.02)
+    assert active == pytest.approx(spec.active_params, rel=0.03)
+    assert spec.is_moe == (spec.active_params < spec.params)
+
+
+def test_every_name_and_alias_resolves_to_its_own_entry() -> None:
+    for spec in all_models():
+        for name in (spec.id, spec.id.split("/")[-1], spec.id.lower(), *spec.aliases):
+            found = lookup_model(name)
+            assert found is not None, name
+            assert found.id == spec.id, (name, found.id)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected", "quantization", "bits"),
+    [
+        ("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B-Instruct", None, None),
+        ("meta-llama/Meta-Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B-Instruct", None, None),
+        ("/models/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-70B-Instruct", None, None),
+        ("/models/llama-3.1-70b-instruct/", "meta-llama/Llama-3.1-70B-Instruct", None, None),
+        ("llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct", None, None),
+        ("llama3.1:8b", "meta-llama/Llama-3.1-8B-Instruct", None, None),
+        ("Qwen/Qwen2.5-7B-Instruct-AWQ", "Qwen/Qwen2.5-7B-Instruct", "awq", 4),
+        ("Qwen/Qwen2.5-72B-Instruct-GPTQ-Int8", "Qwen/Qwen2.5-72B-Instruct", "gptq", 8),
+        ("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4",
+         "meta-llama/Llama-3.1-70B-Instruct", "awq", 4),
+        ("neuralmagic/Meta-Llama-3.1-8B-Instruct-quantized.w4a16",
+         "meta-llama/Llama-3.1-8B-Instruct", "compressed-tensors", 4),
+        ("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic",
+         "meta-llama/Llama-3.3-70B-Instruct", "fp8", 8),
+        ("unsloth/Llama-3.3-70B-Instruct-bnb-4bit",
+         "meta-llama/Llama-3.3-70B-Instruct", "bitsandbytes", 4),
+        ("~/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/0123abc",
+         "Qwen/Qwen3-8B", None, None),
+        ("s3://bucket/models/Qwen3-30B-A3B", "Qwen/Qwen3-30B-A3B", None, None),
+        ("deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-R1", "fp8", 8),  # ships fp8
+        ("google/gemma-2-9b", "google/gemma-2-9b-it", None, None),
+    ],
+)
+def test_lookup_model(name: str, expected: str, quantization: str | None,
+                      bits: int | None) -> None:
+    spec = lookup_model(name)
+    assert spec is not None, name
+    assert spec.id == expected
+    assert spec.quantization == quantization
+    assert spec.quant_bits == bits
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "my-finetune",
+        "Qwen/Qwen2.5-7B",  # the base model has a 128K context, not the Instruct's 32K
+        "llama-3.1-9b",
+        "Qwen/Qwen3-30B-A3B-Instruct-2507",
+        "THUDM/glm-4-9b",  # base model: 8K context
+        "mistralai/Mistral-7B-Instruct-v0.1",
+    ],
+)
+def test_unknown_models_are_none(name: str) -> None:
+    assert lookup_model(name) is None
+
+
+def test_require_model_raises_a_keyerror_that_the_cli_reports() -> None:
+    with pytest.raises(UnknownModelError) as caught:
+        require_model("acme/SecretModel-13B")
+    assert isinstance(caught.value, KeyError)
+    assert isinstance(caught.value, LlmschedError)
+    assert "acme/SecretModel-13B" in str(caught.value)
+    assert not str(caught.value).startswith("'")  # not KeyError's repr
+
+
+def test_parse_model_name_collects_stacked_quant_suffixes() -> None:
+    parsed = parse_model_name("org/Qwen2.5-14B-Instruct-GPTQ-Int4")
+    assert (parsed.key, parsed.quantization, parsed.quant_bits) == (
+        "qwen-2.5-14b-instruct", "gptq", 4)
+
+
+def test_key_numbers_for_kv_sizing() -> None:
+    llama = lookup_model("llama-3.1-8b")
+    assert llama is not None
+    assert (llama.num_layers, llama.num_kv_heads, llama.head_dim) == (32, 8, 128)
+    dsv3 = lookup_model("deepseek-ai/DeepSeek-V3")
+    assert dsv3 is not None and dsv3.mla
+    assert (dsv3.num_layers, dsv3.kv_lora_rank, dsv3.qk_rope_head_dim) == (61, 512, 64)
+    qwen3 = lookup_model("Qwen/Qwen3-0.6B")
+    assert qwen3 is not None
+    assert qwen3.head_dim == 128 != qwen3.hidden_size // qwen3.num_heads
+    gemma = lookup_model("google/gemma-3-27b-it")
+    assert gemma is not None and gemma.sliding_window == 1024
+
+
+def test_load_llama_config_matches_the_catalogue() -> None:
+    spec = load_hf_config(DATA / "llama-3.1-8b-instruct.config.json")
+    ref = lookup_model("meta-llama/Llama-3.1-8B-Instruct")
+    assert ref is not None
+    for field in ("num_layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim",
+                  "context_len", "vocab_size", "intermediate_size"):
+        assert getattr(spec, field) == getattr(ref, field), field
+    assert spec.context_len == 131072  # rope scaling ignored
+    assert spec.params_estimated
+    assert spec.params == pytest.approx(ref.params, rel=0.001)
+    assert spec.source.endswith("llama-3.1-8b-instruct.config.json")
+
+
+def test_missing_head_dim_and_kv_heads_fall_back_to_mha() -> None:
+    spec = load_hf_config(DATA / "llama-2-7b-no-kv-heads.config.json")
+    assert spec.num_kv_heads == 32
+    assert spec.head_dim == 4096 // 32
+    assert spec.context_len == 4096
+    assert spec.dtype == "float32" and spec.dtype_bytes == 2  # vLLM casts fp32 down
+    assert spec.params == pytest.approx(6.74e9, rel=0.01)
+
+
+def test_deepseek_mla_config() -> None:
+    spec = load_hf_config(DATA / "deepseek-v3.config.json")
+    assert spec.mla and spec.kv_lora_rank == 512 and spec.qk_rope_head_dim == 64
+    assert spec.num_layers == 61 and spec.context_len == 163840
+    assert (spec.quantization, spec.quant_bits) == ("fp8", 8)
+    assert (spec.num_experts, spec.num_experts_per_tok) == (256, 8)
+    assert spec.params == pytest.approx(671e9, rel=0.01)
+    assert spec.active_params == pytest.approx(37e9, rel=0.03)
+
+
+def test_text_config_nesting_and_type_defaults() -> None:
+    spec = load_hf_config(DATA / "gemma-3-27b-it.config.json")
+    assert (spec.num_layers, spec.hidden_size, spec.num_kv_heads, spec.head_dim) == (
+        62, 5376, 16, 128)
+    assert spec.context_len == 131072  # gemma3_text default: the config omits it
+    assert spec.sliding_window == 1024
+    assert spec.tie_word_embeddings
+    assert spec.params == pytest.approx(27.0e9, rel=0.02)
+
+
+def test_chatglm_names() -> None:
+    spec = load_hf_config(DATA / "glm-4-9b-chat.config.json")
+    assert spec.id == "THUDM/glm-4-9b-chat"
+    assert (spec.num_layers, spec.num_kv_heads, spec.head_dim, spec.context_len) == (
+        40, 2, 128, 131072)
+    assert spec.vocab_size == 151552
+    assert spec.params == pytest.approx(9.4e9, rel=0.02)
+
+
+def test_quantization_config_is_read() -> None:
+    spec = load_hf_config(DATA / "qwen2.5-7b-instruct-awq.config.json")
+    assert (spec.quantization, spec.quant_bits) == ("awq", 4)
+    assert spec.sliding_window is None  # use_sliding_window: false
+    assert spec.num_kv_heads == 4
+
+
+def test_moe_from_config_mapping() -> None:
+    mixtral = {
+        "model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "num_local_experts": 8, "num_experts_per_tok": 2, "vocab_size": 32000,
+        "max_position_embeddings": 32768, "sliding_window": None, "torch_dtype": "bfloat16",
+    }
+    spec = model_from_hf_config(mixtral)
+    assert spec.is_moe
+    assert spec.params == pytest.approx(46.7e9, rel=0.01)
+    assert spec.active_params == pytest.approx(12.9e9, rel=0.01)
+
+
+def test_compressed_tensors_bits() -> None:
+    config = {
+        "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "quantization_config": {
+            "quant_method": "compressed-tensors",
+            "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int"}}},
+        },
+    }
+    spec = model_from_hf_config(config)
+    assert (spec.quantization, spec.quant_bits) == ("compressed-tensors", 4)
+    assert spec.context_len is None  # unknown, not guessed
+
+
+def test_directory_with_safetensors_counts_params_exactly(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(
+        (DATA / "llama-2-7b-no-kv-heads.config.json").read_text()
+    )
+    shapes = {"model.embed_tokens.weight": [32000, 4096], "lm_head.weight": [32000, 4096],
+              "model.norm.weight": [4096]}
+    _write_safetensors(tmp_path / "model-00001-of-00001.safetensors", shapes)
+    spec = load_hf_config(tmp_path)
+    assert not spec.params_estimated
+    assert spec.params == 2 * 32000 * 4096 + 4096
+
+
+def _write_safetensors(path: Path, shapes: dict[str, list[int]]) -> None:
+    """A safetensors file per its spec: u64 LE header length, JSON header, raw data.
+    Zero-filled fp16 data keeps it valid; only the header is read back."""
+    header: dict[str, object] = {}
+    offset = 0
+    for name, shape in shapes.items():
+        size = 2
+        for dim in shape:
+            size *= dim
+        header[name] = {"dtype": "F16", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header).encode()
+    with path.open("wb") as handle:
+        handle.write(struct.pack("<Q", len(raw)))
+        handle.write(raw)
+        handle.truncate(8 + len(raw) + offset)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"hidden_size": 4096, "num_attention_heads": 32}', "num_hidden_layers"),
+        ('{"hidden_size": 4096, "num_hidden_layers": 0, "num_attention_heads": 32}',
+         "num_hidden_layers"),
+        ('{"hidden_size": "big", "num_hidden_layers": 2, "num_attention_heads": 32}',
+         "hidden_size"),
+        ("[1, 2]", "not a JSON object"),
+    ],
+)
+def test_bad_configs_raise_input_file_error(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(content)
+    with pytest.raises(InputFileError) as caught:
+        load_hf_config(path)
+    assert message in str(caught.value)
+    assert caught.value.location is not None and caught.value.location.path == str(path)
+
+
+def test_invalid_json_points_at_the_line() -> None:
+    with pytest.raises(InputFileError) as caught:
+        load_hf_config(DATA / "broken.config.json")
+    location = caught.value.location
+    assert location is not None and location.line == 6
+
+
+def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputFileError):
+        load_hf_config(tmp_path / "nope" / "config.json")
