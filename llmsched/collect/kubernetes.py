@@ -119,9 +119,12 @@ ALL_KINDS = BUILTIN_KINDS + CRD_KINDS
 
 
 class ListFailed(Exception):
-    def __init__(self, message: str, status: int | None) -> None:
+    """``unreachable``: no connection at all, so the next kinds need not be tried."""
+
+    def __init__(self, message: str, status: int | None, unreachable: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.unreachable = unreachable
 
 
 @dataclass
@@ -153,6 +156,7 @@ def connect(
 
     Bad usage (a missing file, an unknown context) raises LlmschedError subclasses.
     """
+    import yaml
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
@@ -193,6 +197,9 @@ def connect(
             )
         except ConfigException as exc:
             raise ConfigError(f"kubeconfig: {exc}") from None
+        except (yaml.YAMLError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            where = kubeconfig or "kubeconfig"
+            raise ConfigError(f"{where}: not a valid kubeconfig ({type(exc).__name__})") from None
         context_name = (chosen or {}).get("name")
         namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
     configuration.retries = False  # one attempt per call; failures are recorded, not retried
@@ -264,7 +271,7 @@ class KubernetesCollector:
                 message = self.redactor.text(str(exc))
                 data.errors.append(CollectorError("kubernetes", kind.name, message))
                 self.progress(f"kubernetes: {kind.name}: {message}")
-                if exc.status is None:
+                if exc.unreachable:
                     unreachable = message
         if data.parts.get("pods") == PART_OK and self.logs_tail is not None:
             self._collect_logs(data)
@@ -349,7 +356,13 @@ class KubernetesCollector:
     def _request(self, call: Callable[[], Any]) -> Any:
         """Run one client call; every failure becomes ListFailed with a one-line reason."""
         from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError, ReadTimeoutError
+        from urllib3.exceptions import (
+            ConnectTimeoutError,
+            HTTPError,
+            MaxRetryError,
+            NewConnectionError,
+            ReadTimeoutError,
+        )
 
         self.requests_made += 1
         try:
@@ -358,6 +371,8 @@ class KubernetesCollector:
             raise ListFailed(_api_reason(exc), exc.status) from None
         except ReadTimeoutError:
             raise ListFailed(f"no answer within {self.timeout_s:g}s", None) from None
+        except (NewConnectionError, ConnectTimeoutError, MaxRetryError) as exc:
+            raise ListFailed(_connection_reason(exc), None, unreachable=True) from None
         except (HTTPError, OSError) as exc:
             raise ListFailed(_connection_reason(exc), None) from None
 

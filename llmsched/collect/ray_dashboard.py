@@ -224,11 +224,11 @@ _SHAPE = re.compile(r"(\{[^{}]*\})(?:\s*\*\s*(\d+))?")
 
 def parse_demands(status_text: str) -> list[RayDemand]:
     """Pending demands from ``ray status`` text, v1 (``Pending Demands:``) or v2
-    (``Demands:``) format."""
+    (``Total Demands:``) format."""
     out: list[RayDemand] = []
     in_demands = False
     for line in status_text.splitlines():
-        if re.match(r"^\s*(Pending )?Demands:\s*$", line):
+        if re.match(r"^\s*(Pending |Total )?Demands:\s*$", line):
             in_demands = True
             continue
         if not in_demands:

@@ -159,17 +159,32 @@ def container_is_gpu(container: ContainerView, template: PodTemplateView) -> tup
     return False, ""
 
 
-def _invocation_vars(invocation: VllmInvocation, gpu_memory_bytes: int | None) -> dict[str, Any]:
-    effective = dict(invocation.effective(gpu_memory_bytes))
+def _invocation_vars(
+    invocation: VllmInvocation, pod: Mapping[str, Any] | None, annotations: Mapping[str, str]
+) -> dict[str, Any]:
+    """The engine arguments in effect, with the defaults of the GPU the pod is pinned to."""
+    from llmsched.engine.sizing import pinned_gpu
+
+    gpu, _ = pinned_gpu(pod, annotations, invocation)
+    if gpu is not None:
+        effective = dict(invocation.effective(gpu.memory_bytes, gpu_name=gpu.name))
+    else:
+        effective = dict(invocation.effective())
     effective.update(
         {
             "model": invocation.model,
             "version": invocation.version,
-            "explicit": dict(invocation.explicit),
+            "explicit": _plain(invocation.explicit),
             "source": invocation.source,
+            "gpu": gpu.name if gpu is not None else None,
         }
     )
-    return effective
+    return _plain(effective)
+
+
+def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
+    """CEL takes lists, not tuples."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
 
 
 def _template_vars(template: PodTemplateView) -> dict[str, Any]:
@@ -342,7 +357,9 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
                 "gpu_reason": why,
                 "env": dict(container.env),
                 "ray_start": dict(container.ray_start) if container.ray_start else None,
-                "vllm": _invocation_vars(invocation, None) if invocation else None,
+                "vllm": _invocation_vars(invocation, template.spec, annotations)
+                if invocation
+                else None,
             }
             subject = _subject(obj, container=container.name, part=_part(template))
             if scope == "container":
@@ -392,7 +409,7 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
                 },
                 "env": {},
                 "ray_start": None,
-                "vllm": _invocation_vars(invocation, None),
+                "vllm": _invocation_vars(invocation, None, obj_annotations),
             }
             part = f"{invocation.source} {invocation.model or index}"
             yield SubjectView(

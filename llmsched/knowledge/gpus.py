@@ -166,6 +166,7 @@ _MIG_RE = re.compile(r"mig[-_ ]?(\d)g\.(\d+)gb?")
 _NOISE = {
     "nvidia", "tesla", "geforce", "rtx", "amd", "instinct", "radeon", "oam", "gpu", "tensor",
     "core", "hbm2", "hbm2e", "hbm3", "hbm3e", "mega", "ada", "generation", "accelerator",
+    "shared",  # GFD appends -SHARED under time-slicing: still that card, shared
 }
 _FORMS = {"sxm": "sxm", "sxm2": "sxm", "sxm4": "sxm", "sxm5": "sxm", "pcie": "pcie", "nvl": "nvl"}
 _MEMORY_TOKEN = re.compile(r"^(\d+)gb?$")

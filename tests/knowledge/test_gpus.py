@@ -61,6 +61,7 @@ def test_datasheet_figures(name: str, memory_gib: int, tflops: float, bandwidth_
         ("a100-80gb", "A100-80GB"),
         ("NVIDIA A100-SXM4-80GB", "A100-80GB"),  # torch.cuda.get_device_name spelling
         ("NVIDIA-H100-80GB-HBM3", "H100"),
+        ("NVIDIA-H100-80GB-HBM3-SHARED", "H100"),  # GFD time-slicing rename
         ("NVIDIA H100 80GB HBM3", "H100"),
         ("H100", "H100"),
         ("h100-sxm", "H100"),

@@ -23,6 +23,23 @@ def ray_param(params: Any, name: str) -> str:
     return ""
 
 
+_CLUSTER_SPEC_KEYS = {"RayService": "rayClusterConfig", "RayJob": "rayClusterSpec"}
+
+
+@cel_function
+def ray_worker_groups(obj: Any) -> int:
+    """Worker groups of a RayCluster, or of the cluster a RayService / RayJob creates."""
+    if not isinstance(obj, Mapping):
+        return 0
+    spec = obj.get("spec")
+    if not isinstance(spec, Mapping):
+        return 0
+    key = _CLUSTER_SPEC_KEYS.get(str(obj.get("kind") or ""))
+    cluster = spec.get(key) if key else spec
+    groups = cluster.get("workerGroupSpecs") if isinstance(cluster, Mapping) else None
+    return len(groups) if isinstance(groups, list) else 0
+
+
 def _custom_resources(params: Any) -> dict[str, Any]:
     raw = ray_param(params, "resources")
     if not raw:

@@ -1,0 +1,341 @@
+"""Ray collector against a real local Ray head (logical GPUs) and a faulty fake dashboard.
+
+The real-cluster tests are marked ``ray`` and skipped when the ``ray`` package is absent;
+the cluster is kept small (2 CPUs, 100 MB object store) because it shares the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from fakes.http_server import FakeHttpServer, FakeHttpState, Route, closed_port_url
+
+from llmsched.collect.ray_dashboard import (
+    ENDPOINTS,
+    available_from_usage,
+    collect_ray,
+    demand_feasible,
+    fold_resources,
+    parse_demands,
+)
+from llmsched.snapshot import (
+    PART_ABSENT,
+    PART_ERROR,
+    PART_OK,
+    STATE_FAILED,
+    STATE_OK,
+    STATE_PARTIAL,
+    RayCluster,
+)
+
+HEAD_IP = "127.0.0.2"  # Ray replaces 127.0.0.1 with the routable IP; see the Ray notes
+
+DRIVER = textwrap.dedent(
+    """
+    import sys, ray
+    from ray.util.placement_group import placement_group
+    ray.init(address=sys.argv[1], log_to_driver=False)
+
+    @ray.remote(num_gpus=1, num_cpus=0)
+    class Shard:
+        def ping(self):
+            return 1
+
+    @ray.remote(num_gpus=8, num_cpus=0)
+    class TooBig:
+        pass
+
+    @ray.remote(num_cpus=0, max_retries=2, retry_exceptions=True)
+    def flaky():
+        raise ValueError("boom: shard lost")
+
+    TooBig.options(name="too-big", lifetime="detached").remote()
+    placement_group([{"GPU": 3}, {"GPU": 3}], strategy="STRICT_PACK", name="tp6",
+                    lifetime="detached")
+    shards = [Shard.options(name=f"shard-{i}", lifetime="detached").remote() for i in range(6)]
+    ray.get([s.ping.remote() for s in shards[:4]])
+    try:
+        ray.get(flaky.remote())
+    except Exception:
+        pass
+    """
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HEAD_IP, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalRay:
+    dashboard: str
+    gcs: str
+
+
+class RecordingSession(requests.Session):
+    """A real session that remembers the verbs it sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.methods: list[str] = []
+
+    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        self.methods.append(str(method))
+        return super().request(method, url, *args, **kwargs)
+
+
+def _get(url: str) -> Any:
+    return requests.get(url, timeout=5).json()
+
+
+def _situations_visible(dashboard: str) -> bool:
+    try:
+        status = _get(f"{dashboard}/api/cluster_status?format=1")["data"]["clusterStatus"]
+        failed = _get(
+            f"{dashboard}/api/v0/tasks?detail=1&filter_keys=state&filter_predicates=%3D"
+            "&filter_values=FAILED"
+        )["data"]["result"]["result"]
+        actors = _get(f"{dashboard}/api/v0/actors?detail=1")["data"]["result"]["result"]
+    except (requests.RequestException, KeyError, TypeError, ValueError):
+        return False
+    alive = sum(a["state"] == "ALIVE" for a in actors)
+    return "'GPU': 8.0" in status and "STRICT_PACK" in status and len(failed) >= 3 and alive >= 4
+
+
+@pytest.fixture(scope="session")
+def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRay]:
+    pytest.importorskip("ray")
+    ray_bin = Path(sys.executable).with_name("ray")
+    temp_dir = tmp_path_factory.mktemp("ray")
+    gcs_port, dash_port = free_port(), free_port()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    start = [
+        str(ray_bin), "start", "--head", f"--node-ip-address={HEAD_IP}", f"--port={gcs_port}",
+        f"--dashboard-host={HEAD_IP}", f"--dashboard-port={dash_port}", "--num-gpus=4",
+        "--num-cpus=2", "--object-store-memory=100000000", "--include-dashboard=true",
+        "--disable-usage-stats", f"--temp-dir={temp_dir}",
+    ]  # fmt: skip
+    started = subprocess.run(start, env=env, capture_output=True, text=True, timeout=180)
+    if started.returncode != 0:
+        pytest.fail(f"ray start failed: {started.stderr[-2000:]}")
+    cluster = LocalRay(f"http://{HEAD_IP}:{dash_port}", f"{HEAD_IP}:{gcs_port}")
+    try:
+        driver = subprocess.run(
+            [sys.executable, "-c", DRIVER, cluster.gcs],
+            env=env, capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        assert driver.returncode == 0, driver.stderr[-2000:]
+        deadline = time.monotonic() + 90
+        while not _situations_visible(cluster.dashboard):
+            if time.monotonic() > deadline:
+                pytest.fail("the dashboard never reported the situations")
+            time.sleep(1)
+        yield cluster
+    finally:
+        subprocess.run([str(ray_bin), "stop", "--force"], env=env, capture_output=True,
+                       timeout=120)  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def collected(local_ray: LocalRay) -> tuple[RayCluster, RecordingSession]:
+    session = RecordingSession()
+    return collect_ray(local_ray.dashboard, session=session, timeout_s=10.0), session
+
+
+@pytest.mark.ray
+def test_real_cluster_is_collected_with_get_only(
+    collected: tuple[RayCluster, RecordingSession],
+) -> None:
+    import ray
+
+    cluster, session = collected
+    assert set(session.methods) == {"GET"}
+    assert cluster.state == STATE_OK, cluster.errors
+    assert all(cluster.parts[name] in (PART_OK, PART_ABSENT) for name, _ in ENDPOINTS)
+    assert cluster.view.ray_version == ray.__version__
+    assert cluster.view.status_text and "Pending Demands" in cluster.view.status_text
+
+
+@pytest.mark.ray
+def test_nodes_have_totals_and_available_after_actors(
+    collected: tuple[RayCluster, RecordingSession],
+) -> None:
+    [node] = collected[0].view.nodes
+    assert node.is_head and node.ip == HEAD_IP and node.state == "ALIVE"
+    assert node.total["GPU"] == 4.0 and node.total["CPU"] == 2.0
+    assert node.available is not None
+    assert node.available["GPU"] == 0.0  # four 1-GPU actors hold every GPU
+    assert node.available["CPU"] == 2.0  # they asked for no CPU
+
+
+@pytest.mark.ray
+def test_pending_demands_are_split_into_feasible_and_infeasible(
+    collected: tuple[RayCluster, RecordingSession],
+) -> None:
+    demands = collected[0].view.pending_demands
+    by_gpu = {d.shape.get("GPU"): d for d in demands if d.kind == "task_or_actor"}
+    assert by_gpu[8.0].feasible is False  # more GPUs than any node has
+    assert by_gpu[1.0].feasible is True and by_gpu[1.0].count >= 2  # waits for busy GPUs
+    [pg] = [d for d in demands if d.kind == "placement_group"]
+    assert pg.strategy == "STRICT_PACK" and pg.bundles == [{"GPU": 3.0}, {"GPU": 3.0}]
+    assert pg.feasible is False
+
+
+@pytest.mark.ray
+def test_placement_groups_actors_and_task_retries(
+    collected: tuple[RayCluster, RecordingSession],
+) -> None:
+    view = collected[0].view
+    [pg] = view.placement_groups
+    assert (pg.name, pg.state, pg.scheduling_state) == ("tp6", "PENDING", "INFEASIBLE")
+    assert pg.strategy == "STRICT_PACK" and pg.bundle_nodes == [None, None]
+    actors = {a.name: a for a in view.actors}
+    assert actors["too-big"].state == "PENDING_CREATION"
+    assert actors["too-big"].resources["GPU"] == 8.0
+    shard_states = sorted(actors[f"shard-{i}"].state for i in range(6))
+    assert shard_states.count("ALIVE") == 4 and shard_states.count("PENDING_CREATION") == 2
+    assert all(actors[f"shard-{i}"].num_restarts == 0 for i in range(6))
+    [flaky] = [t for t in view.tasks if t.name == "flaky"]
+    assert flaky.failed_attempts == 3 and flaky.retried_attempts == 2
+    assert flaky.last_error is not None and "boom: shard lost" in flaky.last_error
+    assert flaky.state_counts.get("FAILED") == 3
+    assert any("No available node types" in str(e["message"]) for e in view.events)
+
+
+@pytest.mark.ray
+def test_bundle_of_the_real_cluster_reloads_equal(
+    collected: tuple[RayCluster, RecordingSession], tmp_path: Path
+) -> None:
+    from llmsched.snapshot import Snapshot
+
+    live = Snapshot(collected_at="2026-01-01T00:00:00Z", ray=[collected[0]])
+    for out in (tmp_path / "b.tgz", tmp_path / "dir"):
+        live.save(out)
+        assert Snapshot.load(out) == live
+    status = json.loads((tmp_path / "dir" / "ray" / collected[0].name / "cluster_status_formatted.json").read_text())
+    assert "Pending Demands" in status["data"]["clusterStatus"]
+
+
+@pytest.mark.ray
+def test_cli_collects_the_real_cluster_into_a_readable_bundle(
+    local_ray: LocalRay, tmp_path: Path
+) -> None:
+    from llmsched.snapshot import Snapshot
+
+    out = tmp_path / "b.tgz"
+    result = subprocess.run(
+        [sys.executable, "-m", "llmsched", "collect", "--no-kubernetes",
+         "--ray-address", local_ray.dashboard, "--out", str(out), "-o", "json"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["collected"] is True and summary["sources"][0]["state"] == STATE_OK
+    assert "llmsched: ray:" in result.stderr  # progress on stderr
+    loaded = Snapshot.load(out)
+    assert loaded.ray[0].view.pending_demands
+
+
+# ---------------------------------------------------------------------- no Ray needed
+
+
+def test_unreachable_dashboard_is_probed_once() -> None:
+    session = RecordingSession()
+    cluster = collect_ray(closed_port_url(), session=session, timeout_s=1.0)
+    assert cluster.state == STATE_FAILED
+    assert len(session.methods) == 1
+    assert cluster.errors[0].message == "connection refused"
+    assert all(state == PART_ERROR for state in cluster.parts.values())
+
+
+def test_older_ray_without_some_endpoints_and_failing_ones() -> None:
+    ok = json.dumps({"result": True, "msg": "", "data": {"result": {"result": []}}})
+    routes = {
+        "/api/version": Route(json.dumps({"ray_version": "2.9.3", "version": "4"})),
+        "/api/cluster_status": Route(json.dumps({"result": True, "data": {}})),
+        "/api/v0/nodes": Route(ok),
+        "/api/v0/actors": Route("", status=500),
+        "/api/v0/placement_groups": Route('{"result": true, "data": {"res', truncate=False),
+        "/api/v0/tasks/summarize": Route("<html></html>", "text/html"),
+        "/api/v0/tasks": Route(json.dumps({"result": False, "msg": "GCS timed out"})),
+    }
+    state = FakeHttpState(routes=routes)
+    with FakeHttpServer(state) as server:
+        cluster = collect_ray(server.url, timeout_s=2.0)
+    assert state.methods() == {"GET"}
+    assert cluster.state == STATE_PARTIAL
+    assert cluster.parts["cluster_events"] == PART_ABSENT  # 404 on an older Ray
+    assert cluster.parts["nodes"] == PART_OK
+    errors = {e.target.split()[-1]: e.message for e in cluster.errors}
+    assert errors["actors"] == "HTTP 500 Internal Server Error"
+    assert errors["placement_groups"].startswith("invalid JSON")
+    assert "content type 'text/html'" in errors["tasks_summary"]
+    assert errors["tasks_failed"] == "dashboard says: GCS timed out"
+    assert cluster.view.ray_version == "2.9.3" and cluster.view.actors == []
+
+
+V2_STATUS = """======== Autoscaler status: 2026-11-29 10:00:00 ========
+Node status
+--------------------------------------------------------
+Active:
+ (no active nodes)
+Idle:
+ 1 headgroup
+Pending:
+ (no pending nodes)
+Recent failures:
+ (no failures)
+
+Resources
+--------------------------------------------------------
+Total Usage:
+ 0.0/4.0 CPU
+ 8.0/8.0 GPU
+
+Total Constraints:
+ (no request_resources() constraints)
+Total Demands:
+ {'GPU': 1.0, 'CPU': 1.0}: 3+ pending tasks/actors
+ {'CPU': 1.0} * 1, {'GPU': 2.0} * 2 (PACK): 1+ pending placement groups
+"""
+
+
+def test_v2_status_text_and_mixed_bundles_parse() -> None:
+    demands = parse_demands(V2_STATUS)
+    assert [d.kind for d in demands] == ["task_or_actor", "placement_group"]
+    assert demands[0].count == 3 and demands[0].shape == {"GPU": 1.0, "CPU": 1.0}
+    assert demands[1].bundles == [{"CPU": 1.0}, {"GPU": 2.0}, {"GPU": 2.0}]
+    nodes = [{"GPU": 8.0, "CPU": 4.0}]
+    assert demand_feasible(demands[1], nodes) is True
+    demands[1].strategy = "STRICT_SPREAD"  # three bundles, one node
+    assert demand_feasible(demands[1], nodes) is False
+
+
+def test_available_counts_idle_placement_group_reservations_as_taken() -> None:
+    total = {"GPU": 4.0, "CPU": 2.0, "memory": 24680800000.0}
+    usage = "0.0/2.0 CPU\n1.0/4.0 GPU (1.0 used of 3.0 reserved in placement groups)\n0B/22.99GiB memory"
+    available = available_from_usage(total, usage)
+    assert available == {"GPU": 1.0, "CPU": 2.0, "memory": 24680800000.0}
+
+
+def test_placement_group_resource_names_fold_back() -> None:
+    pg = "3d5a1b2c4e6f7a8b9c0d1e2f03000000"
+    folded = fold_resources(
+        {f"GPU_group_{pg}": 1.0, f"GPU_group_0_{pg}": 1.0, f"bundle_group_0_{pg}": 0.001,
+         f"bundle_group_{pg}": 0.001, "CPU": 1.0}
+    )  # fmt: skip
+    assert folded == {"GPU": 1.0, "CPU": 1.0}
