@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from llmsched.collect.embedded_yaml import parse_embedded_yaml
 from llmsched.knowledge.vllm_args import (
     ParsedArgs,
     effective_args,
@@ -434,8 +435,7 @@ class _Context:
         node: yaml.Node | None = None
         if isinstance(raw, str):
             try:
-                data = yaml.safe_load(raw)
-                node = yaml.compose(raw, Loader=yaml.SafeLoader)
+                data, node = parse_embedded_yaml(raw)
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
                 where = f" (line {mark.line + 1} of the string)" if mark is not None else ""

@@ -14,11 +14,39 @@ class EvaluationError(Exception):
     """An expression failed on one subject (missing field, wrong type)."""
 
 
-@lru_cache(maxsize=4096)
-def _compile(expression: str) -> Any:
+@lru_cache(maxsize=1)
+def cel_module() -> Any:
+    """The compiled `cel.cel` extension.
+
+    The `cel` package's `__init__` also imports its interactive CLI (prompt_toolkit, pygments:
+    ~80 ms per run); the linter needs only the extension, so it is loaded directly, falling
+    back to the package when the layout differs.
+    """
+    import importlib.machinery
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("cel")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for folder in locations:
+        for library in sorted(Path(folder).glob("cel.*.so")) + sorted(
+            Path(folder).glob("cel.*.pyd")
+        ):
+            loader = importlib.machinery.ExtensionFileLoader("cel.cel", str(library))
+            ext_spec = importlib.util.spec_from_file_location("cel.cel", library, loader=loader)
+            if ext_spec is None:
+                continue
+            module = importlib.util.module_from_spec(ext_spec)
+            loader.exec_module(module)
+            return module
     import cel
 
-    return cel.compile(expression)
+    return cel
+
+
+@lru_cache(maxsize=4096)
+def _compile(expression: str) -> Any:
+    return cel_module().compile(expression)
 
 
 def compile_expression(expression: str, where: str) -> Any:
@@ -32,13 +60,21 @@ def compile_expression(expression: str, where: str) -> Any:
 
 
 class Activation:
-    """Variables and functions for one subject, converted to CEL once and reused by every rule."""
+    """Variables and functions for one subject, converted to CEL once and reused by every rule.
+
+    The largest variables (the whole object, the pod spec) are resolved lazily: most rules
+    never read them, and converting them for every subject dominated the run time.
+    """
+
+    LAZY = frozenset({"object", "pod"})
 
     def __init__(self, variables: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]]):
-        import cel
-
-        self._context = cel.Context(variables=dict(variables), functions=dict(functions))
-        self._cel = cel
+        cel = cel_module()
+        lazy = {k: v for k, v in variables.items() if k in self.LAZY and v is not None}
+        eager = {k: v for k, v in variables.items() if k not in lazy}
+        self._context = cel.Context(variables=eager, functions=dict(functions))
+        if lazy:
+            self._context.set_variable_resolver(lazy.get)
 
     def with_variable(self, name: str, value: Any) -> None:
         self._context.add_variable(name, value)

@@ -14,6 +14,7 @@ from llmsched.engine.spec import RuleSpec
 from llmsched.errors import RuleError
 from llmsched.model import Location
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _REQUIRED = (
     "code",
     "name",
@@ -68,7 +69,7 @@ def _validate_user_rule(data: dict[str, Any], path: Path) -> None:
 
 def load_rule_file(path: Path, *, validate: bool = False) -> RuleSpec:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleError(f"cannot read rule file: {exc}", Location(str(path))) from None
     except yaml.YAMLError as exc:

@@ -58,18 +58,32 @@ class LintInput:
 
     objects: Sequence[SourceObject]
     workloads: dict[int, Workload | None]
+    _by_name: dict[tuple[str, str], list[SourceObject]] = field(default_factory=dict)
+    _claims: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for obj in self.objects:
+            self._by_name.setdefault((obj.kind, obj.name), []).append(obj)
+            if obj.kind == "PersistentVolumeClaim":
+                spec = obj.data.get("spec")
+                modes = spec.get("accessModes") if isinstance(spec, Mapping) else None
+                self._claims.setdefault(obj.namespace, {})[obj.name] = {
+                    "access_modes": list(modes or [])
+                }
 
     def find(
         self, kind: str, name: str, namespace: str | None
     ) -> tuple[SourceObject, Workload | None] | None:
-        for obj in self.objects:
-            if (
-                obj.kind == kind
-                and obj.name == name
-                and (namespace is None or obj.namespace in (None, namespace))
-            ):
+        for obj in self._by_name.get((kind, name), ()):
+            if namespace is None or obj.namespace in (None, namespace):
                 return obj, self.workloads.get(id(obj))
         return None
+
+    def claims(self, namespace: str | None) -> dict[str, Any]:
+        """PVCs in the same namespace (and those that name none)."""
+        if namespace is None:
+            return {k: v for claims in self._claims.values() for k, v in claims.items()}
+        return {**self._claims.get(None, {}), **self._claims.get(namespace, {})}
 
 
 def build_input(
@@ -265,19 +279,6 @@ def _scaler_target(obj: SourceObject, lint_input: LintInput) -> dict[str, Any]:
     return target
 
 
-def _claims(obj: SourceObject, lint_input: LintInput) -> dict[str, Any]:
-    claims: dict[str, Any] = {}
-    for other in lint_input.objects:
-        if other.kind != "PersistentVolumeClaim":
-            continue
-        if obj.namespace and other.namespace and other.namespace != obj.namespace:
-            continue
-        spec = other.data.get("spec") or {}
-        modes = spec.get("accessModes") if isinstance(spec, Mapping) else None
-        claims[other.name] = {"access_modes": list(modes or [])}
-    return claims
-
-
 # ---- expansion ---------------------------------------------------------------------------
 
 
@@ -307,7 +308,7 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
         variables = {**base, "workload": wvars}
         if obj.kind in SCALERS:
             variables["target"] = _scaler_target(obj, lint_input)
-        variables["claims"] = _claims(obj, lint_input)
+        variables["claims"] = lint_input.claims(obj.namespace)
         yield SubjectView(
             "object",
             _subject(obj),
@@ -320,7 +321,7 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
         return
     if workload is None:
         return
-    claims = _claims(obj, lint_input)
+    claims = lint_input.claims(obj.namespace)
     for template in workload.templates:
         tvars = _template_vars(template)
         annotations = {**obj_annotations, **tvars["annotations"]}

@@ -8,6 +8,21 @@ from typing import Any
 from llmsched.model import Layer, RuleInfo, Severity
 
 
+def unwrap(text: str) -> str:
+    """Join a YAML block's wrapped lines into paragraphs; keep blank lines and list items."""
+    paragraphs = []
+    for block in text.strip().split("\n\n"):
+        lines = [line.strip() for line in block.splitlines()]
+        joined: list[str] = []
+        for line in lines:
+            if joined and not line.startswith(("- ", "* ")):
+                joined[-1] += " " + line
+            else:
+                joined.append(line)
+        paragraphs.append("\n".join(joined))
+    return "\n\n".join(paragraphs)
+
+
 @dataclass(frozen=True)
 class Validation:
     expression: str
@@ -65,9 +80,9 @@ class RuleSpec:
             kind=data["kind"],
             layer=Layer(data["layer"]),
             severity=Severity.parse(data["severity"]),
-            summary=data["summary"].strip(),
-            rationale=data["rationale"].strip(),
-            remediation=data["remediation"].strip(),
+            summary=unwrap(data["summary"]),
+            rationale=unwrap(data["rationale"]),
+            remediation=unwrap(data["remediation"]),
             references=tuple(data["references"]),
             path=path,
             scope=data.get("scope", "object"),

@@ -35,6 +35,11 @@ from llmsched.replay.request import Request, RequestStatus, TraceRequest
 from llmsched.replay.scheduler import Scheduler, SchedulerOutput
 
 
+def _is_decoding(r: Request) -> bool:
+    """Prompt done and first token out: from now on one token per step."""
+    return r.num_tokens - r.num_computed_tokens == 1 and r.num_output_tokens > 0
+
+
 class _Lazy:
     """Book-keeping for lazily decoding requests."""
 
@@ -278,7 +283,7 @@ class _FastReplay:
             if rr[rid].first_token_step is None:
                 rr[rid].first_token_step = step
                 rr[rid].first_token_time = end if self.wall_clock else None
-            if r.status is RequestStatus.RUNNING and r.num_tokens - r.num_computed_tokens == 1:
+            if r.status is RequestStatus.RUNNING and _is_decoding(r):
                 del self.active[r]
                 self._lazify(r)
         for r in finishing:
@@ -387,7 +392,7 @@ class _FastReplay:
         for r in sched.running:
             self.seq[r] = self.next_seq
             self.next_seq += 1
-            if r.num_tokens - r.num_computed_tokens == 1:
+            if _is_decoding(r):
                 self._lazify(r)
             else:
                 self.active[r] = None

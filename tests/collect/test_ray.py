@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -146,8 +147,47 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRay]:
             time.sleep(1)
         yield cluster
     finally:
-        subprocess.run([str(ray_bin), "stop", "--force"], env=env, capture_output=True,
-                       timeout=120)  # fmt: skip
+        stop_local_ray(str(temp_dir), cluster.gcs)
+
+
+def stop_local_ray(temp_dir: str, gcs_address: str) -> None:
+    """Stop only this cluster's processes, by pid: ``ray stop`` would also stop any other
+    Ray running on the machine. Roots are the processes naming our temp dir or GCS
+    address; their descendants (workers, agents, dashboard modules) go with them."""
+    parents: dict[int, int] = {}
+    roots: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        parents[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+        if temp_dir in cmdline or f"--address={gcs_address}" in cmdline:
+            roots.append(pid)
+    victims = set(roots)
+    grew = True
+    while grew:
+        children = {pid for pid, ppid in parents.items() if ppid in victims} - victims
+        grew = bool(children)
+        victims |= children
+    victims.discard(os.getpid())
+    _signal_all(victims, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in victims):
+        time.sleep(0.2)
+    _signal_all(victims, signal.SIGKILL)
+
+
+def _signal_all(pids: set[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 @pytest.fixture(scope="session")

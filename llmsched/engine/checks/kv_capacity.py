@@ -7,11 +7,25 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from llmsched.engine.checks import Outcome, check
-from llmsched.engine.scope import SubjectView
+from llmsched.engine.scope import SubjectView, container_gpu
 from llmsched.engine.sizing import pinned_gpu, served_model
 from llmsched.model import Evidence
 
 GIB = 1024**3
+
+
+def _engine_gpu(view: SubjectView) -> tuple[Any, str]:
+    """The GPU of the subject's engine: its pod's, or for Ray Serve LLM its worker groups'."""
+    assert view.invocation is not None
+    pod = view.template.spec if view.template is not None else None
+    workers: list[Mapping[str, Any]] = []
+    if pod is None and view.workload is not None:
+        workers = [
+            t.spec
+            for t in view.workload.templates
+            if t.role == "worker" and any(container_gpu(c)["limit"] > 0 for c in t.main_containers)
+        ]
+    return pinned_gpu(pod, view.annotations, view.invocation, workers)
 
 
 def _sizing(view: SubjectView) -> tuple[Any, Any, dict[str, Any], str | None]:
@@ -22,8 +36,7 @@ def _sizing(view: SubjectView) -> tuple[Any, Any, dict[str, Any], str | None]:
     invocation = view.invocation
     if invocation is None:
         return None, None, {}, "no vLLM invocation"
-    pod = view.template.spec if view.template is not None else None
-    gpu, gpu_why = pinned_gpu(pod, view.annotations, invocation)
+    gpu, gpu_why = _engine_gpu(view)
     if gpu is None:
         return None, None, {}, gpu_why
     model, model_why = served_model(invocation, view.annotations)
@@ -81,17 +94,35 @@ def kv_weights_fit(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
         > capacity.requested_bytes_per_gpu - capacity.overhead_bytes_per_gpu
     ):
         path, inner = _at(view, "tensor_parallel_size")
+        budget = capacity.requested_bytes_per_gpu - capacity.overhead_bytes_per_gpu
         yield Outcome(
             message=f"{model.id} needs {capacity.weights_bytes / GIB:.0f} GiB of weights; over "
             f"TP {tp} × PP {pp} that is {capacity.weights_bytes_per_gpu / GIB:.1f} GiB per GPU, but "
             f"{capacity.gpu_name} × {capacity.gpu_memory_utilization:g} gives "
             f"{capacity.requested_bytes_per_gpu / GIB:.1f} GiB (and ~"
             f"{capacity.overhead_bytes_per_gpu / GIB:.1f} GiB go to activations and CUDA graphs): "
-            "the engine cannot load the model",
+            "the engine cannot load the model (CUDA OOM, or no memory left for KV cache blocks)"
+            f"{_fitting_tp(capacity.weights_bytes, pp, budget, tp)}",
             path=path,
             inner_line=inner,
             evidence=_evidence(capacity, args),
         )
+
+
+def _fitting_tp(weights_bytes: int, pp: int, budget_per_gpu: int, tp: int) -> str:
+    """The smallest power-of-two TP above `tp` whose share of the weights leaves a tenth of the
+    budget for the KV cache, as a suggestion ('' when none up to 64)."""
+    if budget_per_gpu <= 0:
+        return ""
+    candidate = tp * 2
+    while candidate <= 64:
+        if weights_bytes / (candidate * pp) < budget_per_gpu * 0.9:  # leave the KV cache room
+            return (
+                f"; TP {candidate} × PP {pp} ({candidate * pp} GPUs) would hold them with room "
+                "for the KV cache"
+            )
+        candidate *= 2
+    return ""
 
 
 @check("kv_max_model_len")
@@ -106,12 +137,20 @@ def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[O
     explicit = args.get("max_model_len")
     length = capacity.max_model_len
     path, inner = _at(view, "max_model_len")
+    where = _where(capacity)
     if length and capacity.blocks_for(length) > max(capacity.num_gpu_blocks - 1, 0):
+        what = (
+            f"--max-model-len {length}"
+            if explicit is not None
+            else f"--max-model-len is unset, so vLLM uses {model.id}'s full {length}-token "
+            "context; it"
+        )
         yield Outcome(
-            message=f"one sequence of max_model_len {length} needs {capacity.blocks_for(length)} KV "
-            f"blocks but {capacity.gpu_name} holds {capacity.num_gpu_blocks} "
-            f"({capacity.tokens_capacity} tokens) for {model.id}: vLLM refuses to start (max seq "
-            "len larger than the KV cache); set --max-model-len to what requests need",
+            message=f"{what} needs {capacity.blocks_for(length)} KV blocks for one sequence, but "
+            f"{where} holds {capacity.num_gpu_blocks} blocks ({capacity.tokens_capacity} tokens) "
+            f"for {model.id}: vLLM refuses to start (\"max seq len ({length}) is larger than the "
+            "maximum number of tokens that can be stored in KV cache\"); set --max-model-len to "
+            f"the longest prompt + output you serve (at most ~{capacity.tokens_capacity})",
             path=path,
             inner_line=inner,
             evidence=_evidence(capacity, args),
@@ -119,15 +158,26 @@ def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[O
         return
     if explicit is None and model.context_len and model.context_len > long_context:
         yield Outcome(
-            message=f"--max-model-len is unset, so vLLM reserves for {model.id}'s full "
-            f"{model.context_len}-token context: each such request can take "
-            f"{capacity.blocks_for(model.context_len)} of {capacity.num_gpu_blocks} blocks "
-            f"(max concurrency {capacity.max_concurrency(model.context_len):.1f} at full length); "
-            "set --max-model-len to the longest prompt + output you serve",
+            message=f"--max-model-len is unset, so vLLM accepts {model.id}'s full "
+            f"{model.context_len}-token context: one such request takes "
+            f"{capacity.blocks_for(model.context_len)} of the {capacity.num_gpu_blocks} KV blocks "
+            f"on {where} (max concurrency {capacity.max_concurrency(model.context_len):.1f} at "
+            "full length), so a few long requests stall everyone else; set --max-model-len to "
+            "the longest prompt + output you serve",
             path=path,
             inner_line=inner,
             evidence=_evidence(capacity, args),
         )
+
+
+def _where(capacity: Any) -> str:
+    """'L4', 'A100-80GB × TP 4', 'H100 × TP 8 × PP 2'."""
+    parts = [capacity.gpu_name]
+    if capacity.tp > 1:
+        parts.append(f"TP {capacity.tp}")
+    if capacity.pp > 1:
+        parts.append(f"PP {capacity.pp}")
+    return " × ".join(parts)
 
 
 @check("kv_concurrency")
@@ -137,27 +187,46 @@ def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
         yield Outcome(not_evaluated=why)
         return
     if capacity.available_kv_bytes_per_gpu <= 0 or capacity.num_gpu_blocks <= 1:
-        return
+        return  # VLLM008 reports weights that do not fit
+    usable = capacity.num_gpu_blocks - 1
+    if capacity.max_model_len and capacity.blocks_for(capacity.max_model_len) > usable:
+        return  # the engine does not start: VLLM003 reports it
     share = float(params.get("max_share", 0.7))
-    mean_tokens = int(
-        view.annotations.get(
-            "llmsched.io/mean-tokens-per-seq", params.get("mean_tokens_per_seq", 2048)
-        )
+    raw_mean = view.annotations.get(
+        "llmsched.io/mean-tokens-per-seq", params.get("mean_tokens_per_seq", 2048)
     )
+    try:
+        mean_tokens = int(raw_mean)
+    except (TypeError, ValueError):
+        yield Outcome(
+            not_evaluated=f"annotation llmsched.io/mean-tokens-per-seq={raw_mean!r} is not a "
+            "whole number of tokens"
+        )
+        return
+    assumed = "llmsched.io/mean-tokens-per-seq" not in view.annotations
     if capacity.max_model_len:
         mean_tokens = min(mean_tokens, capacity.max_model_len)
     seqs = int(args.get("max_num_seqs") or 256)
     needed_blocks = seqs * capacity.blocks_for(mean_tokens)
-    usable = capacity.num_gpu_blocks - 1
     if needed_blocks > share * usable:
         fit = int(share * usable // max(capacity.blocks_for(mean_tokens), 1))
+        ratio = needed_blocks / usable
+        amount = f"{ratio:.1f}× the" if ratio >= 1 else f"{ratio:.0%} of the"
+        written = view.invocation is not None and "max_num_seqs" in view.invocation.explicit
+        default = "" if written else " (vLLM's default here)"
         path, inner = _at(view, "max_num_seqs")
         yield Outcome(
-            message=f"max_num_seqs {seqs} × ~{mean_tokens} tokens per sequence needs {needed_blocks} "
-            f"KV blocks, {needed_blocks / usable:.0%} of the {usable} that {capacity.gpu_name} holds "
-            f"for {model.id}: long before the cap is reached the cache fills and vLLM preempts "
-            f"(recompute), so throughput collapses; about {fit} sequences fit in {share:.0%} of "
-            "the cache",
+            message=f"max_num_seqs {seqs}{default} × ~{mean_tokens} tokens per sequence"
+            f"{' (assumed; set the llmsched.io/mean-tokens-per-seq annotation)' if assumed else ''}"
+            f" needs {needed_blocks} KV blocks, {amount} {usable} blocks "
+            f"({capacity.tokens_capacity} tokens) that {_where(capacity)} holds for {model.id}: "
+            "under load the cache fills long before the cap, vLLM preempts running sequences "
+            "(recompute) and throughput collapses; "
+            + (
+                f"about {fit} sequences fit in {share:.0%} of the cache"
+                if fit > 0
+                else f"not one sequence of that length fits in {share:.0%} of the cache"
+            ),
             path=path,
             inner_line=inner,
             evidence=(
@@ -172,8 +241,7 @@ def weak_gpu_batch(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
     invocation = view.invocation
     if invocation is None:
         return
-    pod = view.template.spec if view.template is not None else None
-    gpu, why = pinned_gpu(pod, view.annotations, invocation)
+    gpu, why = _engine_gpu(view)
     if gpu is None:
         yield Outcome(not_evaluated=why)
         return

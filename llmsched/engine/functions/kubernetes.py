@@ -80,15 +80,37 @@ def _toleration_matches(tol: Mapping[str, Any], key: str) -> bool:
     return tol.get("key") == key
 
 
+def _near_miss_gpu_key(key: str) -> bool:
+    """A misspelt standard GPU taint key (`nvidia.com/gpus`, `nvidia/gpu`), which matches nothing."""
+    lowered = key.lower()
+    return (
+        key not in GPU_TAINT_KEYS
+        and "gpu" in lowered
+        and ("nvidia" in lowered or "amd" in lowered)
+    )
+
+
+def _cluster_gpu_toleration(tol: Mapping[str, Any]) -> bool:
+    """A toleration for a cluster's own GPU-pool taint: AKS `sku=gpu`, `dedicated=gpu`,
+    `gpu=true`... (a key or value naming gpu, not a misspelt standard key)."""
+    key = str(tol.get("key") or "")
+    value = str(tol.get("value") or "")
+    if not key or key in GPU_TAINT_KEYS or _near_miss_gpu_key(key):
+        return False
+    if tol.get("effect") not in (None, "", "NoSchedule", "NoExecute"):
+        return False
+    return "gpu" in key.lower() or "gpu" in value.lower()
+
+
 @cel_function
 def tolerates_gpu(pod: Any) -> bool:
     tolerations = pod.get("tolerations") if isinstance(pod, Mapping) else None
     if not isinstance(tolerations, list):
         return False
     return any(
-        isinstance(t, Mapping) and _toleration_matches(t, k)
+        isinstance(t, Mapping)
+        and (any(_toleration_matches(t, k) for k in GPU_TAINT_KEYS) or _cluster_gpu_toleration(t))
         for t in tolerations
-        for k in GPU_TAINT_KEYS
     )
 
 
@@ -240,7 +262,9 @@ def gpu_toleration_problem(pod: Any) -> str:
                 )
             else:
                 return ""
-        elif "gpu" in key.lower():
+        elif _cluster_gpu_toleration(tol):
+            return ""
+        elif _near_miss_gpu_key(key):
             problems.append(
                 f"toleration key {key!r} is not a GPU taint key ({', '.join(GPU_TAINT_KEYS)})"
             )
@@ -251,3 +275,126 @@ def gpu_toleration_problem(pod: Any) -> str:
 def on_gke_accelerator(pod: Any) -> bool:
     """Selects GKE accelerator nodes: GKE then adds the GPU toleration itself."""
     return "cloud.google.com/gke-accelerator" in node_label_constraints(pod)
+
+
+# Accelerators that are not GPUs in Kubernetes' sense: vLLM runs on them without nvidia.com/gpu.
+OTHER_ACCELERATOR_KEYS = (
+    "google.com/tpu",
+    "aws.amazon.com/neuron",
+    "aws.amazon.com/neuroncore",
+    "aws.amazon.com/neurondevice",
+    "habana.ai/gaudi",
+    "gpu.intel.com/i915",
+    "gpu.intel.com/xe",
+)
+_CPU_IMAGE = re.compile(r"(^|[-_/])cpu([-_/.:]|$)")
+
+
+@cel_function
+def non_gpu_backend(container: Any) -> str:
+    """What says this container runs on something other than a GPU: a TPU/Neuron/Gaudi/XPU
+    resource, a CPU build of vLLM (image name, VLLM_CPU_* env), or '' when nothing does."""
+    if not isinstance(container, Mapping):
+        return ""
+    resources = container.get("resources")
+    for section in ("limits", "requests"):
+        block = resources.get(section) if isinstance(resources, Mapping) else None
+        if isinstance(block, Mapping):
+            for key in OTHER_ACCELERATOR_KEYS:
+                if key in block:
+                    return f"resources {key}"
+    image = str(container.get("image") or "").partition("@")[0].lower()
+    if _CPU_IMAGE.search(image):
+        return "CPU image"
+    env = container.get("env")
+    for item in env if isinstance(env, list) else []:
+        if isinstance(item, Mapping) and str(item.get("name", "")).startswith("VLLM_CPU_"):
+            return f"env {item['name']}"
+    return ""
+
+
+@cel_function
+def gpu_model_preferred(pod: Any) -> str:
+    """The GPU-model label a *preferred* node affinity names ('' when none): a wish, not a pin."""
+    affinity = pod.get("affinity") if isinstance(pod, Mapping) else None
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    preferred = (
+        node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
+        if isinstance(node_affinity, Mapping)
+        else None
+    )
+    keys = _gpu_label_keys()
+    for item in preferred if isinstance(preferred, list) else []:
+        term = item.get("preference") if isinstance(item, Mapping) else None
+        expressions = term.get("matchExpressions") if isinstance(term, Mapping) else None
+        for expr in expressions if isinstance(expressions, list) else []:
+            if isinstance(expr, Mapping) and expr.get("key") in keys:
+                return str(expr["key"])
+    return ""
+
+
+def _selector_matches(selector: Any, labels: Mapping[str, Any]) -> bool:
+    """A metav1.LabelSelector against a label set (a missing selector selects nothing)."""
+    if not isinstance(selector, Mapping):
+        return False
+    match_labels = selector.get("matchLabels") or {}
+    if not isinstance(match_labels, Mapping):
+        return False
+    if any(str(labels.get(k)) != str(v) for k, v in match_labels.items()):
+        return False
+    for expr in selector.get("matchExpressions") or []:
+        if not isinstance(expr, Mapping):
+            return False
+        key, operator = str(expr.get("key")), expr.get("operator")
+        values = [str(v) for v in expr.get("values") or []]
+        present = key in labels
+        if operator == "In" and not (present and str(labels[key]) in values):
+            return False
+        if operator == "NotIn" and present and str(labels[key]) in values:
+            return False
+        if operator == "Exists" and not present:
+            return False
+        if operator == "DoesNotExist" and present:
+            return False
+    return bool(match_labels) or bool(selector.get("matchExpressions"))
+
+
+def _host_terms(pod: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(what, labelSelector) of every anti-affinity term and spread constraint over hostnames."""
+    out: list[tuple[str, Any]] = []
+    affinity = pod.get("affinity")
+    anti = affinity.get("podAntiAffinity") if isinstance(affinity, Mapping) else None
+    if isinstance(anti, Mapping):
+        for term in anti.get("requiredDuringSchedulingIgnoredDuringExecution") or []:
+            if _selects_hostname(term):
+                out.append(("podAntiAffinity", term.get("labelSelector")))
+        for item in anti.get("preferredDuringSchedulingIgnoredDuringExecution") or []:
+            term = item.get("podAffinityTerm") if isinstance(item, Mapping) else None
+            if _selects_hostname(term) and isinstance(term, Mapping):
+                out.append(("podAntiAffinity", term.get("labelSelector")))
+    for constraint in pod.get("topologySpreadConstraints") or []:
+        if _selects_hostname(constraint):
+            out.append(("topologySpreadConstraints", constraint.get("labelSelector")))
+    return out
+
+
+@cel_function
+def host_spread_problem(pod: Any, labels: Any) -> str:
+    """Why the pod's replicas may share a node: '' when an anti-affinity term or spread
+    constraint over kubernetes.io/hostname selects the pod's own labels."""
+    if not isinstance(pod, Mapping):
+        return "no pod spec"
+    own = labels if isinstance(labels, Mapping) else {}
+    terms = _host_terms(pod)
+    if not terms:
+        return "no podAntiAffinity or topologySpreadConstraints over kubernetes.io/hostname"
+    if any(_selector_matches(selector, own) for _, selector in terms):
+        return ""
+    what, selector = terms[0]
+    shown = (
+        ", ".join(f"{k}={v}" for k, v in (selector.get("matchLabels") or {}).items())
+        if isinstance(selector, Mapping) and isinstance(selector.get("matchLabels"), Mapping)
+        else ""
+    )
+    selected = f"selects {shown}" if shown else "has no labelSelector"
+    return f"a {what} over kubernetes.io/hostname that {selected}, not the template's own labels"

@@ -9,7 +9,10 @@ from typing import Any
 
 from llmsched.engine.functions import cel_function
 
-_UNBOUNDED = re.compile(r"\b(max_retries|max_restarts|max_task_retries)\b[\"']?\s*[=:]\s*-1\b")
+# `max_retries=-1` (Python), `max_retries: -1` (YAML/JSON), `--max-retries -1` (a script's CLI).
+_UNBOUNDED = re.compile(
+    r"\b(max[-_]retries|max[-_]restarts|max[-_]task[-_]retries)\b[\"']?(?:\s*[=:]\s*|\s+)-1\b"
+)
 
 
 @cel_function
@@ -94,6 +97,15 @@ def unbounded_retries(obj: Any) -> list[str]:
     return sorted(set(found))
 
 
+@cel_function
+def unbounded_retries_except(obj: Any, spec_keys: list[str]) -> list[str]:
+    """`unbounded_retries` of the object without the named `spec` fields (reported apart)."""
+    if not isinstance(obj, Mapping) or not isinstance(obj.get("spec"), Mapping):
+        return unbounded_retries(obj)
+    spec = {k: v for k, v in obj["spec"].items() if k not in spec_keys}
+    return unbounded_retries({**obj, "spec": spec})
+
+
 def _structured_unbounded(value: Any) -> list[str]:
     out = []
     if isinstance(value, Mapping):
@@ -108,3 +120,25 @@ def _structured_unbounded(value: Any) -> list[str]:
         for item in value:
             out.extend(_structured_unbounded(item))
     return out
+
+
+@cel_function
+def gpu_models_allowed(pod: Any) -> list[str]:
+    """Distinct GPU models a pod's nodeSelector / required node affinity lets it land on.
+
+    Read from the first GPU-model label key the pod constrains; values naming the same card
+    (`NVIDIA-H100-80GB-HBM3`, `NVIDIA-H100-SXM5-80GB`) count once, unknown values as written.
+    """
+    from llmsched.engine.functions.kubernetes import node_label_constraints
+    from llmsched.knowledge.gpus import GPU_MODEL_LABEL_KEYS, gpu_from_label
+
+    constraints = node_label_constraints(pod)
+    for key in GPU_MODEL_LABEL_KEYS:
+        values = [v for v in constraints.get(key, []) if v]
+        if values:
+            names = set()
+            for value in values:
+                gpu = gpu_from_label(key, value)
+                names.add(gpu.name if gpu is not None else value)
+            return sorted(names)
+    return []

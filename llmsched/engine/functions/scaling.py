@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -64,7 +65,18 @@ def scaler_metrics(obj: Any) -> list[str]:
     return _hpa_metrics(spec)
 
 
+# A Prometheus/External metric that is CPU or memory under another name (cAdvisor, node
+# exporter): scaling on it is scaling on CPU.
+_RESOURCE_SERIES = re.compile(
+    r"container_cpu_|container_memory_|node_cpu_|node_memory_|process_cpu_|process_resident_memory"
+)
+
+
+def _is_resource_metric(metric: str) -> bool:
+    return metric.startswith("resource:") or bool(_RESOURCE_SERIES.search(metric))
+
+
 @cel_function
 def scales_on_serving_metric(obj: Any) -> bool:
-    """At least one metric is not CPU or memory utilisation."""
-    return any(not m.startswith("resource:") for m in scaler_metrics(obj))
+    """At least one metric is not CPU or memory (also not CPU/memory read from Prometheus)."""
+    return any(not _is_resource_metric(m) for m in scaler_metrics(obj))
