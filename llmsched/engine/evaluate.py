@@ -205,7 +205,12 @@ class Evaluator:
                     location=location,
                     evidence=outcome.evidence,
                     suppressed=suppression_reason(
-                        spec, view.subject, location, view.annotations, self.config
+                        spec,
+                        view.subject,
+                        location,
+                        view.annotations,
+                        self.config,
+                        getattr(view.source, "source_line", None),
                     ),
                 )
             )

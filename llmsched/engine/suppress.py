@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 
 from llmsched.config import Config
 from llmsched.engine.spec import RuleSpec
@@ -10,6 +11,21 @@ from llmsched.model import Location, Subject
 
 ANNOTATION_PREFIX = "ignore-check.llmsched.io/"
 IGNORE_ALL = "llmsched.io/ignore-all"
+_INLINE = re.compile(r"#\s*llmsched:\s*ignore\[([^\]]*)\](.*)$")
+
+
+def inline_reason(rule: RuleSpec, line_text: str | None) -> str | None:
+    """`# llmsched: ignore[K8S012] pinned by digest upstream` on the line a finding points at."""
+    if not line_text:
+        return None
+    match = _INLINE.search(line_text)
+    if match is None:
+        return None
+    wanted = {part.strip() for part in match.group(1).split(",")}
+    if wanted & {rule.code, rule.name, *rule.aliases, "all"}:
+        reason = match.group(2).strip() or "no reason given"
+        return f"inline comment: {reason}"
+    return None
 
 
 def suppression_reason(
@@ -18,9 +34,15 @@ def suppression_reason(
     location: Location | None,
     annotations: Mapping[str, str],
     config: Config,
+    source_line: Callable[[int], str | None] | None = None,
 ) -> str | None:
-    """The reason this finding is silenced, or None."""
+    """The reason this finding is silenced, or None. Annotations and inline comments live
+    in the manifest; `disallow-annotation-suppressions` refuses both."""
     if not config.disallow_annotation_suppressions:
+        if source_line is not None and location is not None and location.line:
+            inline = inline_reason(rule, source_line(location.line))
+            if inline:
+                return inline
         for key in (
             f"{ANNOTATION_PREFIX}{rule.code}",
             f"{ANNOTATION_PREFIX}{rule.name}",

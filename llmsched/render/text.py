@@ -219,16 +219,22 @@ def _finding_cell(finding: Finding) -> Text:
 
 
 def _print_not_evaluated(console: Console, report: Report) -> None:
+    """One line per subject and reason, listing every rule it stopped (rules that need the
+    same missing fact — the GPU model, say — would otherwise repeat it)."""
     from rich.padding import Padding
     from rich.text import Text
 
     console.print(Text("Not evaluated", style="bold"))
+    grouped: dict[tuple[str, str, str], list[str]] = {}
     for item in report.not_evaluated:
+        key = (str(item.subject), item.reason, str(item.location) if item.location else "")
+        grouped.setdefault(key, []).append(item.rule)
+    for (subject, reason, location), rules in grouped.items():
         line = Text()
-        line.append(item.rule, style="bold")
-        line.append(f" {item.subject}: {item.reason}")
-        if item.location is not None:
-            line.append(f" ({item.location})", style="dim")
+        line.append(", ".join(dict.fromkeys(rules)), style="bold")
+        line.append(f" {subject}: {reason}")
+        if location:
+            line.append(f" ({location})", style="dim")
         console.print(Padding(line, (0, 0, 0, 2)))
     console.print()
 

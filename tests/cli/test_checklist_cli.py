@@ -186,3 +186,15 @@ references: ["house rules"]
 def test_help_and_version(tmp_path: Path) -> None:
     assert "checklist" in run("--help", cwd=tmp_path).stdout
     assert run("--version", cwd=tmp_path).stdout.startswith("llmsched ")
+
+
+def test_inline_comment_suppression(workdir: Path) -> None:
+    text = BAD_DEPLOYMENT.replace(
+        '        image: vllm/vllm-openai:v0.10.1\n',
+        '        image: vllm/vllm-openai:latest  # llmsched: ignore[K8S012] mirrored nightly, pinned by digest\n',
+    )
+    (workdir / "deploy.yaml").write_text(text)
+    report = json.loads(run("checklist", "lint", "deploy.yaml", "-o", "json", "--select", "K8S012",
+                            cwd=workdir).stdout)
+    (finding,) = report["findings"]
+    assert finding["suppressed"] == "inline comment: mirrored nightly, pinned by digest"

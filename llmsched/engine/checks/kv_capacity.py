@@ -9,9 +9,17 @@ from typing import Any
 from llmsched.engine.checks import Outcome, check
 from llmsched.engine.scope import SubjectView, container_gpu
 from llmsched.engine.sizing import pinned_gpu, served_model
-from llmsched.model import Evidence
+from llmsched.model import Evidence, Severity
 
 GIB = 1024**3
+
+
+def _pod_gpus(view: SubjectView) -> int:
+    """GPUs one pod of the engine holds: its container's limit, or a Ray worker pod's."""
+    if view.container is not None:
+        return int(container_gpu(view.container)["limit"])
+    gpu = view.variables.get("gpu")
+    return int(gpu.get("limit", 0)) if isinstance(gpu, Mapping) else 0
 
 
 def _engine_gpu(view: SubjectView) -> tuple[Any, str]:
@@ -102,26 +110,30 @@ def kv_weights_fit(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
             f"{capacity.requested_bytes_per_gpu / GIB:.1f} GiB (and ~"
             f"{capacity.overhead_bytes_per_gpu / GIB:.1f} GiB go to activations and CUDA graphs): "
             "the engine cannot load the model (CUDA OOM, or no memory left for KV cache blocks)"
-            f"{_fitting_tp(capacity.weights_bytes, pp, budget, tp)}",
+            f"{_fitting_parallelism(capacity.weights_bytes, tp, pp, budget, _pod_gpus(view))}",
             path=path,
             inner_line=inner,
             evidence=_evidence(capacity, args),
         )
 
 
-def _fitting_tp(weights_bytes: int, pp: int, budget_per_gpu: int, tp: int) -> str:
-    """The smallest power-of-two TP above `tp` whose share of the weights leaves a tenth of the
-    budget for the KV cache, as a suggestion ('' when none up to 64)."""
+def _fitting_parallelism(
+    weights_bytes: int, tp: int, pp: int, budget_per_gpu: int, gpus_per_pod: int
+) -> str:
+    """A suggestion: the smallest power-of-two TP × PP above the current one whose share of the
+    weights leaves a tenth of the budget for the KV cache. TP grows up to the pod's GPUs
+    (tensor parallelism stays inside a node), then PP grows across pods."""
     if budget_per_gpu <= 0:
         return ""
-    candidate = tp * 2
-    while candidate <= 64:
-        if weights_bytes / (candidate * pp) < budget_per_gpu * 0.9:  # leave the KV cache room
+    max_tp = max(gpus_per_pod, tp)
+    candidates = [(t, pp) for t in (tp * 2, tp * 4, tp * 8) if t <= max_tp]
+    candidates += [(max_tp, p) for p in (pp * 2, pp * 4, pp * 8)]
+    for new_tp, new_pp in candidates:
+        if weights_bytes / (new_tp * new_pp) < budget_per_gpu * 0.9:
             return (
-                f"; TP {candidate} × PP {pp} ({candidate * pp} GPUs) would hold them with room "
+                f"; TP {new_tp} × PP {new_pp} ({new_tp * new_pp} GPUs) would hold them with room "
                 "for the KV cache"
             )
-        candidate *= 2
     return ""
 
 
@@ -154,6 +166,7 @@ def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[O
             path=path,
             inner_line=inner,
             evidence=_evidence(capacity, args),
+            severity=Severity.error,  # the engine does not start: not a tuning matter
         )
         return
     if explicit is None and model.context_len and model.context_len > long_context:
@@ -264,7 +277,7 @@ def weak_gpu_batch(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
     path, inner = _at(view, "max_num_batched_tokens")
     yield Outcome(
         message=f"--max-num-batched-tokens {tokens} on {gpu.name} "
-        f"({gpu.bf16_flops / 1e12:.0f} TFLOP/s bf16): one step can carry that many prompt tokens{step}",
+        f"({gpu.bf16_flops / 1e12:.0f} TFLOP/s {'bf16' if gpu.supports_bf16 else 'fp16'}): one step can carry that many prompt tokens{step}",
         path=path,
         inner_line=inner,
         evidence=(

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmsched.engine.checks import Outcome, check
 from llmsched.engine.scope import SubjectView, container_gpu
 from llmsched.model import Evidence
+
+if TYPE_CHECKING:
+    from llmsched.collect.workloads import PodTemplateView, VllmInvocation
 
 
 def _int(value: Any, default: int = 1) -> int:
@@ -35,10 +38,60 @@ def _lws_size(view: SubjectView) -> int | None:
     return _int(lwt.get("size"), 1) if isinstance(lwt, Mapping) else None
 
 
+def _max_replicas(view: SubjectView, template: PodTemplateView) -> int:
+    """Replicas a KubeRay worker group can reach: maxReplicas when written, else replicas."""
+    group_path = template.path[:-2]  # .../workerGroupSpecs/<i>/template/spec -> the group
+    group: Any = view.source.data
+    for key in group_path:
+        if isinstance(group, Mapping) and isinstance(key, str):
+            group = group.get(key)
+        elif isinstance(group, list) and isinstance(key, int) and key < len(group):
+            group = group[key]
+        else:
+            group = None
+    written = group.get("maxReplicas") if isinstance(group, Mapping) else None
+    replicas = template.replicas if template.replicas is not None else 1
+    return max(replicas, _int(written, replicas)) if written is not None else replicas
+
+
+def _ray_serve_gpus(view: SubjectView, invocation: VllmInvocation) -> Iterator[Outcome]:
+    """Ray Serve LLM: one replica's TP × PP GPUs must fit in the Ray cluster at full scale
+    (its placement group may span worker pods)."""
+    if view.workload is None:
+        return
+    args = invocation.effective()
+    tp = _int(args.get("tensor_parallel_size"))
+    pp = _int(args.get("pipeline_parallel_size"))
+    total = 0
+    for template in view.workload.templates:
+        per_pod = sum(container_gpu(c)["limit"] for c in template.main_containers)
+        reach = _max_replicas(view, template) if template.role == "worker" else 1
+        total += per_pod * reach * max(template.pods_per_replica, 1)
+    if tp * pp <= total:
+        return
+    at = invocation.locations.get("tensor_parallel_size", invocation.location)
+    yield Outcome(
+        message=f"each Ray Serve LLM replica of {invocation.model or 'the model'} needs "
+        f"tensor-parallel {tp} × pipeline-parallel {pp} = {tp * pp} GPUs, but the Ray cluster "
+        f"gets at most {total} GPU(s) from Kubernetes (worker groups at maxReplicas): the "
+        "replica's placement group never fits and the deployment stays DEPLOYING",
+        path=at.path,
+        inner_line=at.inner_line,
+        evidence=(
+            Evidence("manifest", "tensor_parallel_size", tp),
+            Evidence("manifest", "pipeline_parallel_size", pp),
+            Evidence("manifest", "cluster_gpus", total),
+        ),
+    )
+
+
 @check("tp_gpus")
 def tp_gpus(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
     invocation, container = view.invocation, view.container
-    if invocation is None or container is None:
+    if invocation is None:
+        return
+    if container is None:
+        yield from _ray_serve_gpus(view, invocation)
         return
     args = invocation.effective()
     tp = _int(args.get("tensor_parallel_size"))

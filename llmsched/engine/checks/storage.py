@@ -5,11 +5,14 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmsched.engine.checks import Outcome, check
 from llmsched.engine.scope import SubjectView
 from llmsched.model import Evidence
+
+if TYPE_CHECKING:
+    from llmsched.collect.workloads import ContainerView, PodTemplateView, VllmInvocation, Workload
 
 DEFAULT_HF_CACHE = "/root/.cache/huggingface"
 PERSISTENT_VOLUME_TYPES = (
@@ -80,8 +83,8 @@ def hf_cache_dir(env: Mapping[str, str], explicit: Mapping[str, Any]) -> tuple[s
 
 @check("model_cache")
 def model_cache(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
-    invocation, container, template = view.invocation, view.container, view.template
-    if invocation is None or container is None or template is None or not invocation.model:
+    invocation = view.invocation
+    if invocation is None or not invocation.model:
         return
     model = invocation.model
     if model.startswith(REMOTE_SCHEMES) or invocation.explicit.get("load_format") in (
@@ -89,6 +92,16 @@ def model_cache(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcom
         "tensorizer",
     ):
         return
+    if view.container is not None and view.template is not None:
+        yield from _container_cache(invocation, view.container, view.template)
+    elif view.workload is not None:
+        yield from _ray_serve_cache(invocation, view.workload)
+
+
+def _container_cache(
+    invocation: VllmInvocation, container: ContainerView, template: PodTemplateView
+) -> Iterator[Outcome]:
+    model = str(invocation.model)
     volumes = _volumes(template.spec)
     model_at = invocation.locations.get("model", invocation.location)
     if model.startswith("/"):
@@ -100,6 +113,18 @@ def model_cache(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcom
                 "the engine fails with 'model path does not exist'",
                 path=model_at.path,
                 inner_line=model_at.inner_line,
+                evidence=(Evidence("manifest", "model", model),),
+            )
+            return
+        volume = volumes.get(str(mount.get("name")))
+        kind = _volume_type(volume) if volume is not None else "unknown"
+        if volume is not None and kind not in PERSISTENT_VOLUME_TYPES:
+            yield Outcome(
+                message=f"vLLM loads {model} from an {kind} volume ({mount.get('name')}) of "
+                f"container {container.name}: it starts empty in every new pod, so whatever fills "
+                "it (an init container's download or copy) runs again at every start; put the "
+                "weights on a PersistentVolumeClaim or a node-local hostPath cache",
+                path=_mount_path(container, mount),
                 evidence=(Evidence("manifest", "model", model),),
             )
         return
@@ -122,17 +147,91 @@ def model_cache(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcom
     volume = volumes.get(str(mount.get("name")))
     kind = _volume_type(volume) if volume is not None else "unknown"
     if volume is not None and kind not in PERSISTENT_VOLUME_TYPES:
-        index = next(
-            (i for i, m in enumerate(container.data.get("volumeMounts") or []) if m is mount), None
-        )
-        path = (*container.path, "volumeMounts", index) if index is not None else container.path
         yield Outcome(
             message=f"the model cache {cache} of container {container.name} is an {kind} volume "
             f"({mount.get('name')}): it dies with the pod, so every new pod downloads {model} again; "
             "use a PersistentVolumeClaim (ReadOnlyMany, pre-populated) or a node-local hostPath cache",
-            path=path,
+            path=_mount_path(container, mount),
             evidence=evidence,
         )
+
+
+def _mount_path(container: ContainerView, mount: Mapping[str, Any]) -> tuple[str | int, ...]:
+    index = next(
+        (i for i, m in enumerate(container.data.get("volumeMounts") or []) if m is mount), None
+    )
+    return (*container.path, "volumeMounts", index) if index is not None else container.path
+
+
+def _runtime_env_vars(invocation: VllmInvocation) -> dict[str, str]:
+    runtime_env = invocation.extras.get("runtime_env")
+    env_vars = runtime_env.get("env_vars") if isinstance(runtime_env, Mapping) else None
+    return {str(k): str(v) for k, v in env_vars.items()} if isinstance(env_vars, Mapping) else {}
+
+
+def _ray_serve_cache(invocation: VllmInvocation, workload: Workload) -> Iterator[Outcome]:
+    """Ray Serve LLM downloads the model on every GPU worker pod that hosts a replica."""
+    model = str(invocation.model)
+    if model.startswith("/"):
+        return  # a path inside the Ray pods: too many ways to provide it to judge here
+    uncached: list[str] = []
+    cache, why = DEFAULT_HF_CACHE, "default HF cache"
+    for template in workload.templates:
+        if template.role != "worker" or not template.main_containers:
+            continue
+        container = template.main_containers[0]  # KubeRay: the Ray container comes first
+        env = {**container.env, **_runtime_env_vars(invocation)}
+        cache, why = hf_cache_dir(env, invocation.explicit)
+        mount = _mount_for(cache, container.data)
+        volume = _volumes(template.spec).get(str(mount.get("name"))) if mount else None
+        if volume is None or _volume_type(volume) not in PERSISTENT_VOLUME_TYPES:
+            uncached.append(f"{template.group or template.role}")
+    if not uncached:
+        return
+    model_at = invocation.locations.get("model", invocation.location)
+    yield Outcome(
+        message=f"Ray Serve LLM downloads {model} from the Hugging Face hub on each worker pod "
+        f"that starts a replica: the cache {cache} ({why}) of worker group(s) "
+        f"{', '.join(uncached)} is on no persistent volume, so every scale-up and every new "
+        "pod pulls the weights again; mount a pre-populated PVC there, or load from "
+        "S3/GCS (model_source s3://..., runai_streamer)",
+        path=model_at.path,
+        inner_line=model_at.inner_line,
+        evidence=(
+            Evidence("manifest", "model", model),
+            Evidence("manifest", "cache_dir", f"{cache} ({why})"),
+        ),
+    )
+
+
+def _template_pods(template: PodTemplateView, kind: str) -> int:
+    if kind == "DaemonSet":
+        return 2  # one per node: always several
+    replicas = template.replicas if template.replicas is not None else 1
+    return replicas * max(template.pods_per_replica, 1)
+
+
+def _claim_of(template: PodTemplateView, mount: Mapping[str, Any]) -> str | None:
+    volume = _volumes(template.spec).get(str(mount.get("name")))
+    pvc = volume.get("persistentVolumeClaim") if isinstance(volume, Mapping) else None
+    if not isinstance(pvc, Mapping) or pvc.get("readOnly"):
+        return None
+    return str(pvc.get("claimName", ""))
+
+
+def _pods_mounting(view: SubjectView, claim: str) -> int:
+    """Pods of the whole workload that mount `claim` (LWS leader + workers, Ray head + workers)."""
+    templates = view.workload.templates if view.workload is not None else ()
+    return sum(
+        _template_pods(t, view.source.kind)
+        for t in templates
+        if any(
+            _claim_of(t, m) == claim
+            for c in t.containers
+            for m in c.data.get("volumeMounts") or []
+            if isinstance(m, Mapping)
+        )
+    )
 
 
 @check("shared_cache_rw")
@@ -140,26 +239,19 @@ def shared_cache_rw(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Ou
     template = view.template
     if template is None:
         return
-    pods = (template.replicas if template.replicas is not None else 1) * max(
-        template.pods_per_replica, 1
-    )
-    if view.source.kind == "DaemonSet":
-        pods = 2  # one per node: always several
-    if pods <= 1:
-        return
-    volumes = _volumes(template.spec)
     claims = view.variables.get("claims") or {}
     for container in template.containers:
         for index, mount in enumerate(container.data.get("volumeMounts") or []):
             if not isinstance(mount, Mapping) or mount.get("readOnly"):
                 continue
-            volume = volumes.get(str(mount.get("name")))
-            pvc = volume.get("persistentVolumeClaim") if isinstance(volume, Mapping) else None
-            if not isinstance(pvc, Mapping) or pvc.get("readOnly"):
+            claim = _claim_of(template, mount)
+            if claim is None:
                 continue
-            claim = str(pvc.get("claimName", ""))
             words = f"{mount.get('mountPath', '')} {mount.get('name', '')} {claim}"
             if not _CACHE_WORDS.search(words):
+                continue
+            pods = max(_pods_mounting(view, claim), _template_pods(template, view.source.kind))
+            if pods <= 1:
                 continue
             modes = (claims.get(claim) or {}).get("access_modes") or []
             note = ""

@@ -84,9 +84,7 @@ def _near_miss_gpu_key(key: str) -> bool:
     """A misspelt standard GPU taint key (`nvidia.com/gpus`, `nvidia/gpu`), which matches nothing."""
     lowered = key.lower()
     return (
-        key not in GPU_TAINT_KEYS
-        and "gpu" in lowered
-        and ("nvidia" in lowered or "amd" in lowered)
+        key not in GPU_TAINT_KEYS and "gpu" in lowered and ("nvidia" in lowered or "amd" in lowered)
     )
 
 
