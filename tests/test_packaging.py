@@ -50,3 +50,10 @@ def test_wheel_ships_rules_and_lints_from_elsewhere(tmp_path: Path) -> None:
                              "-o", "json"], cwd=elsewhere, env=env, capture_output=True, text=True)
     assert linted.returncode == 1, linted.stderr
     assert "K8S001" in {f["rule"] for f in json.loads(linted.stdout)["findings"]}
+
+
+def test_readme_lists_every_lint_rule() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for path in sorted((ROOT / "rules" / "lint").glob("*.yaml")):
+        code, name = path.stem.split("-", 1)
+        assert f"| {code} | {name} |" in readme, path.stem

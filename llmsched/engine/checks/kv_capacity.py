@@ -14,8 +14,18 @@ from llmsched.model import Evidence, Severity
 GIB = 1024**3
 
 
-def _pod_gpus(view: SubjectView) -> int:
-    """GPUs one pod of the engine holds: its container's limit, or a Ray worker pod's."""
+_GPUS_PER_NODE = 8  # the usual largest GPU node: how far TP may grow inside one pod
+
+
+def _tp_room(view: SubjectView) -> int:
+    """How many GPUs tensor parallelism may span: a single-pod engine can raise its GPU limit
+    up to a full node; a multi-pod one (LWS group, Ray workers) keeps TP inside its pods."""
+    if (
+        view.template is not None
+        and view.template.group_pods <= 1
+        and not view.template.ray_start_params
+    ):
+        return _GPUS_PER_NODE
     if view.container is not None:
         return int(container_gpu(view.container)["limit"])
     gpu = view.variables.get("gpu")
@@ -105,12 +115,13 @@ def kv_weights_fit(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
         budget = capacity.requested_bytes_per_gpu - capacity.overhead_bytes_per_gpu
         yield Outcome(
             message=f"{model.id} needs {capacity.weights_bytes / GIB:.0f} GiB of weights; over "
-            f"TP {tp} × PP {pp} that is {capacity.weights_bytes_per_gpu / GIB:.1f} GiB per GPU, but "
+            f"TP {tp} × PP {pp} that is {capacity.weights_bytes_per_gpu / GIB:.1f} GiB per GPU, "
+            "but "
             f"{capacity.gpu_name} × {capacity.gpu_memory_utilization:g} gives "
             f"{capacity.requested_bytes_per_gpu / GIB:.1f} GiB (and ~"
             f"{capacity.overhead_bytes_per_gpu / GIB:.1f} GiB go to activations and CUDA graphs): "
             "the engine cannot load the model (CUDA OOM, or no memory left for KV cache blocks)"
-            f"{_fitting_parallelism(capacity.weights_bytes, tp, pp, budget, _pod_gpus(view))}",
+            f"{_fitting_parallelism(capacity.weights_bytes, tp, pp, budget, _tp_room(view))}",
             path=path,
             inner_line=inner,
             evidence=_evidence(capacity, args),
@@ -118,14 +129,14 @@ def kv_weights_fit(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
 
 
 def _fitting_parallelism(
-    weights_bytes: int, tp: int, pp: int, budget_per_gpu: int, gpus_per_pod: int
+    weights_bytes: int, tp: int, pp: int, budget_per_gpu: int, tp_room: int
 ) -> str:
     """A suggestion: the smallest power-of-two TP × PP above the current one whose share of the
-    weights leaves a tenth of the budget for the KV cache. TP grows up to the pod's GPUs
+    weights leaves a tenth of the budget for the KV cache. TP grows up to `tp_room`
     (tensor parallelism stays inside a node), then PP grows across pods."""
     if budget_per_gpu <= 0:
         return ""
-    max_tp = max(gpus_per_pod, tp)
+    max_tp = max(tp_room, tp)
     candidates = [(t, pp) for t in (tp * 2, tp * 4, tp * 8) if t <= max_tp]
     candidates += [(max_tp, p) for p in (pp * 2, pp * 4, pp * 8)]
     for new_tp, new_pp in candidates:
@@ -160,8 +171,8 @@ def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[O
         yield Outcome(
             message=f"{what} needs {capacity.blocks_for(length)} KV blocks for one sequence, but "
             f"{where} holds {capacity.num_gpu_blocks} blocks ({capacity.tokens_capacity} tokens) "
-            f"for {model.id}: vLLM refuses to start (\"max seq len ({length}) is larger than the "
-            "maximum number of tokens that can be stored in KV cache\"); set --max-model-len to "
+            f'for {model.id}: vLLM refuses to start ("max seq len ({length}) is larger than the '
+            'maximum number of tokens that can be stored in KV cache"); set --max-model-len to '
             f"the longest prompt + output you serve (at most ~{capacity.tokens_capacity})",
             path=path,
             inner_line=inner,
@@ -276,8 +287,9 @@ def weak_gpu_batch(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
         )
     path, inner = _at(view, "max_num_batched_tokens")
     yield Outcome(
-        message=f"--max-num-batched-tokens {tokens} on {gpu.name} "
-        f"({gpu.bf16_flops / 1e12:.0f} TFLOP/s {'bf16' if gpu.supports_bf16 else 'fp16'}): one step can carry that many prompt tokens{step}",
+        message=f"--max-num-batched-tokens {tokens} on {gpu.name} ({gpu.bf16_flops / 1e12:.0f} "
+        f"TFLOP/s {'bf16' if gpu.supports_bf16 else 'fp16'}): one step can carry that many "
+        f"prompt tokens{step}",
         path=path,
         inner_line=inner,
         evidence=(
