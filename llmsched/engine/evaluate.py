@@ -30,6 +30,7 @@ class CompiledRule:
     validations: tuple[tuple[Validation, Any, Any], ...] = ()
     evidence: tuple[tuple[str, Any], ...] = ()
     check: CheckFunction | None = None
+    overridden: bool = False  # the config sets this rule's severity: it beats a check's own
 
 
 def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRule]:
@@ -52,6 +53,7 @@ def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRul
             CompiledRule(
                 spec=spec,
                 severity=config.severity_for(spec.code, spec.name, spec.severity),
+                overridden=spec.code in config.severity or spec.name in config.severity,
                 when=program(spec.when) if spec.when else None,
                 variables=tuple((name, program(expr)) for name, expr in spec.variables),
                 validations=tuple(
@@ -198,7 +200,9 @@ class Evaluator:
                     rule=spec.code,
                     name=spec.name,
                     layer=spec.layer,
-                    severity=outcome.severity or rule.severity,
+                    severity=rule.severity
+                    if rule.overridden
+                    else outcome.severity or rule.severity,
                     message=outcome.message or spec.summary,
                     remediation=spec.remediation,
                     subject=view.subject,

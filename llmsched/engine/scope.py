@@ -173,13 +173,28 @@ def container_is_gpu(container: ContainerView, template: PodTemplateView) -> tup
     return False, ""
 
 
+def gpu_worker_pods(workload: Workload | None) -> list[Mapping[str, Any]]:
+    """Pod specs of the Ray worker groups that hold GPUs (where a Ray Serve engine runs)."""
+    if workload is None:
+        return []
+    return [
+        t.spec
+        for t in workload.templates
+        if t.role == "worker"
+        and any(container_gpu(c)["limit"] > 0 for c in t.containers if not c.init)
+    ]
+
+
 def _invocation_vars(
-    invocation: VllmInvocation, pod: Mapping[str, Any] | None, annotations: Mapping[str, str]
+    invocation: VllmInvocation,
+    pod: Mapping[str, Any] | None,
+    annotations: Mapping[str, str],
+    worker_pods: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The engine arguments in effect, with the defaults of the GPU the pod is pinned to."""
+    """The engine arguments in effect, with the defaults of the GPU the engine runs on."""
     from llmsched.engine.sizing import pinned_gpu
 
-    gpu, _ = pinned_gpu(pod, annotations, invocation)
+    gpu, _ = pinned_gpu(pod, annotations, invocation, worker_pods)
     if gpu is not None:
         effective = dict(invocation.effective(gpu.memory_bytes, gpu_name=gpu.name))
     else:
@@ -410,7 +425,9 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
                 },
                 "env": {},
                 "ray_start": None,
-                "vllm": _invocation_vars(invocation, None, obj_annotations),
+                "vllm": _invocation_vars(
+                    invocation, None, obj_annotations, gpu_worker_pods(workload)
+                ),
             }
             part = f"{invocation.source} {invocation.model or index}"
             yield SubjectView(

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from llmsched.engine.checks import Outcome, check
-from llmsched.engine.scope import SubjectView, container_gpu
+from llmsched.engine.scope import SubjectView, container_gpu, gpu_worker_pods
 from llmsched.engine.sizing import pinned_gpu, served_model
 from llmsched.model import Evidence, Severity
 
@@ -36,13 +36,7 @@ def _engine_gpu(view: SubjectView) -> tuple[Any, str]:
     """The GPU of the subject's engine: its pod's, or for Ray Serve LLM its worker groups'."""
     assert view.invocation is not None
     pod = view.template.spec if view.template is not None else None
-    workers: list[Mapping[str, Any]] = []
-    if pod is None and view.workload is not None:
-        workers = [
-            t.spec
-            for t in view.workload.templates
-            if t.role == "worker" and any(container_gpu(c)["limit"] > 0 for c in t.main_containers)
-        ]
+    workers = gpu_worker_pods(view.workload) if pod is None else []
     return pinned_gpu(pod, view.annotations, view.invocation, workers)
 
 

@@ -396,3 +396,16 @@ def host_spread_problem(pod: Any, labels: Any) -> str:
     )
     selected = f"selects {shown}" if shown else "has no labelSelector"
     return f"a {what} over kubernetes.io/hostname that {selected}, not the template's own labels"
+
+
+_FLOATING_TAGS = ("latest", "nightly", "main", "master", "stable", "dev", "edge")
+
+
+@cel_function
+def floating_tag(tag: Any) -> bool:
+    """A tag that moves with every release: latest, nightly, main... and their variants
+    (`latest-gpu`, `nightly-py311-gpu`, `gpu-latest`)."""
+    if not isinstance(tag, str) or tag.startswith("sha256:"):
+        return False
+    parts = tag.lower().split("-")
+    return parts[0] in _FLOATING_TAGS or parts[-1] in _FLOATING_TAGS
