@@ -824,6 +824,11 @@ def _bundle_files(snapshot: Snapshot) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
 
     def put(rel: str, content: bytes) -> dict[str, str]:
+        stem, dot, ext = rel.rpartition(".")
+        number = 1
+        while rel in files:  # two names that differ only in unsafe characters
+            number += 1
+            rel = f"{stem}-{number}{dot}{ext}"
         files[rel] = content
         return {"$file": rel}
 

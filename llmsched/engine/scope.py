@@ -306,7 +306,9 @@ def _subject(obj: SourceObject, container: str | None = None, part: str | None =
 def _part(template: PodTemplateView) -> str | None:
     if template.role in ("pod", "template"):
         return None
-    return f"{template.role} {template.group}" if template.group else template.role
+    if template.group and template.group != template.role:
+        return f"{template.role} {template.group}"
+    return template.role
 
 
 def expand(scope: str, lint_input: LintInput) -> Iterator[SubjectView]:

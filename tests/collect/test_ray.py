@@ -130,11 +130,11 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRay]:
         "--num-cpus=2", "--object-store-memory=100000000", "--include-dashboard=true",
         "--disable-usage-stats", f"--temp-dir={temp_dir}",
     ]  # fmt: skip
-    started = subprocess.run(start, env=env, capture_output=True, text=True, timeout=180)
-    if started.returncode != 0:
-        pytest.fail(f"ray start failed: {started.stderr[-2000:]}")
     cluster = LocalRay(f"http://{HEAD_IP}:{dash_port}", f"{HEAD_IP}:{gcs_port}")
     try:
+        started = subprocess.run(start, env=env, capture_output=True, text=True, timeout=180)
+        if started.returncode != 0:
+            pytest.fail(f"ray start failed: {started.stderr[-2000:]}")
         driver = subprocess.run(
             [sys.executable, "-c", DRIVER, cluster.gcs],
             env=env, capture_output=True, text=True, timeout=180,
@@ -266,7 +266,9 @@ def test_bundle_of_the_real_cluster_reloads_equal(
     for out in (tmp_path / "b.tgz", tmp_path / "dir"):
         live.save(out)
         assert Snapshot.load(out) == live
-    status = json.loads((tmp_path / "dir" / "ray" / collected[0].name / "cluster_status_formatted.json").read_text())
+    status = json.loads(
+        (tmp_path / "dir" / "ray" / collected[0].name / "cluster_status_formatted.json").read_text()
+    )
     assert "Pending Demands" in status["data"]["clusterStatus"]
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 from fakes.http_server import PROM_TYPE, FakeHttpServer, FakeHttpState, Route, closed_port_url
+from fakes.http_server import bump_sample as bump
 from fakes.http_server import vllm_routes
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -17,13 +17,6 @@ DATA = Path(__file__).parent / "data" / "vllm"
 V1 = (DATA / "sample_metrics_v1.txt").read_text()
 V0 = (DATA / "sample_metrics_v0.txt").read_text()
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
-
-
-def bump(text: str, name: str, delta: float) -> str:
-    """The same exposition later: one series' value increased by ``delta``."""
-    pattern = re.compile(rf"^({re.escape(name)}(?:\{{[^}}]*\}})?) (\S+)$", re.MULTILINE)
-    assert pattern.search(text), name
-    return pattern.sub(lambda m: f"{m.group(1)} {float(m.group(2)) + delta!r}", text)
 
 
 def sample_value(text: str, name: str) -> float:

@@ -20,7 +20,7 @@ CASES = Path(__file__).parent / "cases"
 def _cases() -> list[pytest.ParameterSet]:
     out = []
     for folder in sorted(p for p in CASES.iterdir() if p.is_dir()):
-        for case in sorted(folder.glob("*.yaml")):
+        for case in sorted([*folder.glob("*.yaml"), *folder.glob("*.json")]):
             if case.name.endswith(".expect.yaml"):
                 continue
             out.append(pytest.param(folder.name, case, id=f"{folder.name}/{case.stem}"))

@@ -109,6 +109,16 @@ class FakeHttpServer:
         self.server.server_close()
 
 
+def bump_sample(text: str, name: str, delta: float) -> str:
+    """The same exposition later: every series of ``name`` increased by ``delta``."""
+    import re
+
+    pattern = re.compile(rf"^({re.escape(name)}(?:\{{[^}}]*\}})?) (\S+)$", re.MULTILINE)
+    if not pattern.search(text):
+        raise KeyError(name)
+    return pattern.sub(lambda m: f"{m.group(1)} {float(m.group(2)) + delta!r}", text)
+
+
 def closed_port_url() -> str:
     """A loopback URL where nothing listens (connection refused)."""
     with socket.socket() as sock:

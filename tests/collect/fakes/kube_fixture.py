@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,3 +52,38 @@ def recorded_cluster(
     with FakeKubeApi(state) as api:
         kubeconfig = write_kubeconfig(tmp / "kubeconfig", api.url, state.token, namespace="llm")
         yield RecordedCluster(api, state, kubeconfig)
+
+
+RAY_DATA = DATA.parent / "ray"
+VLLM_DATA = DATA.parent / "vllm"
+PROM_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def proxy_answers(scrapes: list[str]) -> Callable[[str, str, str, str], tuple[int, str, bytes]]:
+    """What the API server proxy returns: the recorded vLLM pod (successive /metrics
+    scrapes) and the recorded KubeRay head service (the real Ray dashboard answers)."""
+    from llmsched.collect.ray_dashboard import ENDPOINTS
+
+    ray_files = {path.split("?")[0]: name for name, path in ENDPOINTS}
+    served = {"metrics": 0}
+
+    def answer(what: str, namespace: str, name: str, rest: str) -> tuple[int, str, bytes]:
+        if what == "pods" and name == "llama-70b-7c9d8f6b5-x2k4p:8000" and namespace == "llm":
+            if rest == "/metrics":
+                text = scrapes[min(served["metrics"], len(scrapes) - 1)]
+                served["metrics"] += 1
+                return 200, PROM_TYPE, text.encode()
+            if rest == "/version":
+                return 200, "application/json", b'{"version": "0.11.0"}'
+            if rest == "/v1/models":
+                body = {"object": "list", "data": [{"id": "meta-llama/Llama-3.1-70B-Instruct"}]}
+                return 200, "application/json", json.dumps(body).encode()
+            if rest == "/health":
+                return 200, "text/plain", b""
+        if what == "services" and name == "raycluster-tp-head-svc:dashboard":
+            endpoint = ray_files.get(rest)
+            if endpoint and (RAY_DATA / f"{endpoint}.json").read_text().strip():
+                return 200, "application/json", (RAY_DATA / f"{endpoint}.json").read_bytes()
+        return 503, "text/plain", b"error trying to reach service: dial tcp: connection refused"
+
+    return answer

@@ -1,0 +1,141 @@
+"""`llmsched collect` end to end: the real CLI, the official client, loopback servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakes.http_server import (
+    FakeHttpServer,
+    FakeHttpState,
+    bump_sample,
+    closed_port_url,
+    vllm_routes,
+)
+from fakes.kube_fixture import VLLM_DATA, proxy_answers, recorded_cluster, recorded_state
+
+from llmsched.collect.run import CollectRequest, collect_snapshot
+from llmsched.snapshot import STATE_OK, Snapshot
+
+V1 = (VLLM_DATA / "sample_metrics_v1.txt").read_text()
+
+
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "llmsched", "collect", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_discover_reaches_vllm_and_ray_through_the_api_server_proxy(tmp_path: Path) -> None:
+    state = recorded_state()
+    state.proxy = proxy_answers([V1, bump_sample(V1, "vllm:num_preemptions_total", 6.0)])
+    with recorded_cluster(tmp_path, state=state) as cluster:
+        out = tmp_path / "b.tgz"
+        result = run_cli(
+            "--kubeconfig", str(cluster.kubeconfig), "-n", "llm", "--discover",
+            "--interval", "0.2", "--out", str(out), "-o", "json", cwd=tmp_path,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert state.methods() == {"GET"}
+    summary = json.loads(result.stdout)
+    by_source = {s["source"]: s for s in summary["sources"]}
+    assert by_source["kubernetes"]["state"] == STATE_OK
+    assert by_source["vllm"]["state"] == STATE_OK, by_source["vllm"]["errors"]
+    assert by_source["ray"]["state"] == STATE_OK, by_source["ray"]["errors"]
+    proxied = {p.split("?")[0] for _, p in state.seen if "/proxy/" in p}
+    assert "/api/v1/namespaces/llm/pods/llama-70b-7c9d8f6b5-x2k4p:8000/proxy/metrics" in proxied
+    assert (
+        "/api/v1/namespaces/llm/services/raycluster-tp-head-svc:dashboard/proxy/api/version"
+        in proxied
+    )
+    snapshot = Snapshot.load(out)
+    [endpoint] = snapshot.vllm
+    assert endpoint.name == "llm_llama-70b-7c9d8f6b5-x2k4p"
+    assert endpoint.metrics is not None
+    engine = endpoint.metrics.engines["0"]
+    assert engine.gauges["kv_cache_usage_perc"] > 0.9
+    assert engine.rates["num_preemptions_total"] == pytest.approx(
+        6.0 / (endpoint.metrics.interval_s or 0)
+    )
+    [ray] = snapshot.ray
+    assert ray.name == "llm_raycluster-tp"
+    assert any(d.feasible is False for d in ray.view.pending_demands)
+    assert "/pods/llama-70b-7c9d8f6b5-q8r2m" not in " ".join(proxied)  # Pending: no server
+
+
+def test_bundle_reload_matches_the_live_snapshot(tmp_path: Path) -> None:
+    later = bump_sample(V1, "vllm:num_preemptions_total", 9.0)
+    vllm = FakeHttpState(routes=vllm_routes([V1, later]))
+    with recorded_cluster(tmp_path, faults={"horizontalpodautoscalers": "403"}) as cluster, \
+            FakeHttpServer(vllm) as server:  # fmt: skip
+        request = CollectRequest(
+            kubeconfig=str(cluster.kubeconfig),
+            namespaces=["llm"],
+            vllm_urls=[server.url, closed_port_url()],
+            interval_s=0.1,
+            timeout_s=2.0,
+            logs_tail=50,
+        )
+        live = collect_snapshot(request)
+    assert live.kubernetes is not None and live.kubernetes.logs
+    assert [e.state for e in live.vllm] == [STATE_OK, "failed"]
+    for out in (tmp_path / "bundle", tmp_path / "bundle.tar.gz"):
+        live.save(out)
+        assert Snapshot.load(out) == live
+    assert Snapshot.from_dict(json.loads(json.dumps(live.to_dict()))) == live
+    manifest = json.loads((tmp_path / "bundle" / "manifest.json").read_text())
+    assert manifest["schema_version"] == 1 and manifest["request"]["namespaces"] == ["llm"]
+    assert {s["source"] for s in manifest["sources"]} == {"kubernetes", "vllm"}
+    assert (tmp_path / "bundle" / "k8s" / "pods.json").is_file()
+    assert not (tmp_path / "bundle" / "k8s" / "horizontalpodautoscalers.json").exists()
+    name = live.vllm[0].name
+    assert (tmp_path / "bundle" / "vllm" / name / "metrics-1.prom").read_text() == later
+
+
+def test_exit_2_and_listed_failures_when_nothing_was_collected(tmp_path: Path) -> None:
+    dead = closed_port_url()
+    result = run_cli(
+        "--no-kubernetes", "--vllm-url", dead, "--ray-address", closed_port_url(),
+        "--timeout", "1", "--out", str(tmp_path / "b"), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "connection refused" in result.stdout and "nothing was collected" in result.stdout
+    assert Snapshot.load(tmp_path / "b").any_collected is False  # the bundle is still written
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--kubeconfig", "no-such-file"], "no-such-file: kubeconfig not found"),
+        (["-n", "a", "-A"], "not both"),
+        (["--no-kubernetes"], "nothing to collect"),
+    ],
+)
+def test_bad_usage_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    env = {"KUBECONFIG": "", "HOME": str(tmp_path), "KUBERNETES_SERVICE_HOST": ""}
+    result = run_cli(*args, "--out", str(tmp_path / "b.tgz"), cwd=tmp_path, env=env)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "b.tgz").exists()
+
+
+def test_unknown_context_is_a_usage_error(tmp_path: Path) -> None:
+    with recorded_cluster(tmp_path) as cluster:
+        result = run_cli("--kubeconfig", str(cluster.kubeconfig), "--context", "nope", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "context 'nope' not in kubeconfig" in result.stderr
+    assert cluster.state.seen == []
