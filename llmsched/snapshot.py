@@ -813,8 +813,15 @@ def _tar_top(path: Path) -> str:
     return safe_name(name) or "bundle"
 
 
+PRETTY_LIMIT = 2_000_000  # bytes; larger files stay on one line (jq reads them fine)
+
+
 def _json_bytes(data: Any) -> bytes:
-    return (json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode()
+    # the C encoder only runs without indent: dump compact first, indent when small
+    text = json.dumps(data, ensure_ascii=False)
+    if len(text) < PRETTY_LIMIT:
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+    return (text + "\n").encode()
 
 
 def _bundle_files(snapshot: Snapshot) -> dict[str, bytes]:
@@ -888,7 +895,7 @@ def _open_bundle(path: Path) -> Any:
 
         def read_dir(rel: str) -> str:
             _check_relative(rel)
-            return (path / rel).read_text(encoding="utf-8")
+            return (path / rel).read_bytes().decode("utf-8")  # no newline translation
 
         return read_dir
     if not path.exists():
@@ -930,7 +937,7 @@ def iter_bundle_text(path: str | Path) -> Iterator[tuple[str, str]]:
     if source.is_dir():
         for file in sorted(source.rglob("*")):
             if file.is_file():
-                yield file.relative_to(source).as_posix(), file.read_text(encoding="utf-8")
+                yield file.relative_to(source).as_posix(), file.read_bytes().decode("utf-8")
         return
     with tarfile.open(source, "r:*") as tar:
         for member in tar.getmembers():

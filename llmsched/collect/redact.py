@@ -51,6 +51,14 @@ _TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(://[^/\s:@]+:)[^/\s@]+@"), r"\1" + REDACTED + "@"),
 )
 
+# Cheap first look: a string none of the patterns could touch skips the substitutions
+# (most strings in a 5k-pod list are names, times and quantities).
+_MAYBE_SECRET = re.compile(
+    r"hf_|sk-|bearer|api[_-]?key|access[_-]?key|secret|passw|token|--(?:api-key|hf-token)|"
+    r"://[^/\s:@]+:[^/\s@]+@",
+    re.IGNORECASE,
+)
+
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
@@ -73,6 +81,8 @@ class Redactor:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
+        if not _MAYBE_SECRET.search(text):
+            return text
         for pattern, replacement in _TEXT_PATTERNS:
             text = pattern.sub(replacement, text)
         return text

@@ -2,9 +2,10 @@
 account of what was and was not recognised.
 
 An `Observation` is one fact read from the text, named by a stable `signature`
-(``k8s.pending.insufficient-gpu``, ``vllm.stats``...; all listed in
-`llmsched/diagnose/signatures.yaml` and `SIGNATURES.md`). `layer` says where the
-message comes from, not who is to blame: the engine decides that.
+(``k8s.pending.insufficient-gpu``, ``vllm.stats``...). Message signatures are listed,
+with their fields, in `llmsched/diagnose/signatures.yaml`; the ones read from structured
+output are in `STRUCTURED_SIGNATURES` below. `layer` says where the message comes from,
+not who is to blame: the engine decides that.
 """
 
 from __future__ import annotations
@@ -30,6 +31,39 @@ SOURCES = (
     "manifest",
     "text",
 )
+
+
+# Signatures read from structured output rather than matched in a message line.
+STRUCTURED_SIGNATURES: dict[str, str] = {
+    "k8s.pod.status": "kubectl describe pod: pod, namespace, node, status, conditions, "
+    "node_selectors, tolerations, gpu_limit, restart_count, containers[] (name, state, "
+    "state_reason, last_state, last_state_reason, last_exit_code, restart_count, ready, "
+    "image, limits, requests, gpu_limit, gpu_request, liveness_probe...)",
+    "k8s.node.gpus": "kubectl describe node: node, labels, gpu_product, taints, "
+    "unschedulable, capacity, allocatable, allocated, gpu_capacity, gpu_allocatable, "
+    "gpu_allocated (None when the paste lacks the section)",
+    "k8s.event": "a Warning event (describe Events table, kubectl get events, -o json|yaml): "
+    "event_type, reason, message, count, age|last_timestamp, from, kind, name, namespace, "
+    "pod|node",
+    "ray.resources": "ray status cluster usage: resources {name: {used, total[, pg_used, "
+    "pg_reserved]}} (bytes for memory), gpu_used, gpu_total, status_format v1|v2",
+    "ray.node.gpus": "ray status -v per node: node, group, gpu_total (0 when Ray shows no "
+    "GPU line), gpu_used, resources",
+    "ray.nodes": "ray status node counts: counts {active, idle, pending, recent_failures}",
+    "ray.nodes.pending": "one pending node launch: entry",
+    "ray.autoscaler.failed-to-launch": "also from `Recent failures:` entries: entry",
+    "ray.demand.pending": "a task/actor demand line: shape, count, feasible (None: unknown), "
+    "pending_nodes",
+    "ray.pg.pending": "a placement-group demand line: bundles, strategy, count, feasible, "
+    "pending_nodes",
+    "ray.demand.infeasible": "a demand no node (per-node totals, or the whole cluster) can "
+    "ever fit while no node is being launched: the demand's fields plus kind",
+    "vllm.metrics": "Prometheus text seen: scrapes, generation, engines {id: {model, "
+    "num_requests_running, num_requests_waiting, kv_cache_usage_perc, "
+    "num_preemptions_total, ..., cache_config}}; full values in SniffResult.metrics",
+}
+# Fields any observation may carry from the line's prefixes: timestamp, process, pid,
+# rank, service (docker-compose), pod and container (kubectl logs --prefix).
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,9 @@ class SignatureMatch:
     start: int  # offset of the match in the message
 
 
-def match_message(text: str, catalogue: tuple[Signature, ...] | None = None) -> list[SignatureMatch]:
+def match_message(
+    text: str, catalogue: tuple[Signature, ...] | None = None
+) -> list[SignatureMatch]:
     """Every signature the message shows, in catalogue order."""
     out: list[SignatureMatch] = []
     for signature in catalogue if catalogue is not None else load_signatures():
@@ -102,8 +104,8 @@ def _fields(signature: Signature, match: re.Match[str]) -> dict[str, Any] | None
 
 def _convert(value: str, kind: str) -> Any:
     if kind == "str":
-        return value.strip()
-    text = value.replace(",", "").strip()
+        return value.strip().rstrip(".,;")
+    text = value.replace(",", "").strip().rstrip(".")
     try:
         number = float(text)
     except ValueError:
@@ -190,7 +192,9 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+        return (
+            value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+        )
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, dict):
@@ -209,7 +213,9 @@ def load_signatures(path: Path = CATALOGUE_PATH) -> tuple[Signature, ...]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
-        raise RuleError(f"cannot read the signature catalogue: {exc}", Location(str(path))) from None
+        raise RuleError(
+            f"cannot read the signature catalogue: {exc}", Location(str(path))
+        ) from None
     if not isinstance(data, list):
         raise RuleError("the signature catalogue must be a list", Location(str(path)))
     signatures: list[Signature] = []
@@ -238,6 +244,10 @@ def _signature(entry: Any, path: Path) -> Signature:
     patterns = entry.get("patterns") or []
     if not keywords or not patterns:
         raise RuleError(f"signature {ident}: needs keywords and patterns", where)
+    if not all(isinstance(k, str) and k for k in keywords):
+        raise RuleError(
+            f"signature {ident}: keywords must be strings (quote those with ':')", where
+        )
     try:
         compiled = tuple(re.compile(str(p)) for p in patterns)
     except re.error as exc:

@@ -39,6 +39,12 @@ class SchedulerConfig:
             out.append("long_prefill_token_threshold must be >= 0")
         if not 0.0 <= self.watermark < 1.0:
             out.append("watermark must be in [0, 1)")
+        if not self.enable_chunked_prefill and self.max_num_batched_tokens < self.max_model_len:
+            out.append(
+                f"max_num_batched_tokens ({self.max_num_batched_tokens}) must be >= "
+                f"max_model_len ({self.max_model_len}) when chunked prefill is disabled "
+                "(vLLM refuses this config: a long prompt would block the queue forever)"
+            )
         if self.vllm_version not in VLLM_VERSIONS:
             out.append(f"vllm_version must be one of {', '.join(VLLM_VERSIONS)}")
         return out

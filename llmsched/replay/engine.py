@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from llmsched.errors import InputFileError
+from llmsched.errors import InputFileError, LlmschedError
 from llmsched.model import Location
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import cdiv
@@ -63,6 +63,18 @@ def check_fits(requests: Iterable[TraceRequest], config: SchedulerConfig, path: 
                 f"{config.block_size} tokens; vLLM would preempt it forever",
                 Location(path, req.line),
             )
+
+
+def check_progress(sched: Scheduler, changes: int, arrivals_left: int) -> None:
+    """A step that schedules nothing while requests wait, with no arrival to come, would
+    repeat forever: the state cannot change any more."""
+    if changes or arrivals_left or not (sched.waiting or sched.running):
+        return
+    head = sched.waiting.peek_request() if sched.waiting else sched.running[0]
+    raise LlmschedError(
+        f"the replay cannot make progress: request {head.request_id!r} "
+        f"({head.num_tokens} tokens) can never be scheduled with this config"
+    )
 
 
 def make_request(req: TraceRequest, index: int, config: SchedulerConfig) -> Request:
@@ -188,6 +200,7 @@ def run_reference(
         )
         for rid in finished:
             del sched.requests[rid]
+        check_progress(sched, out.total_num_scheduled_tokens + len(out.preempted), n - i)
         step += 1
         now = end
     return _result(rec, config, sched.kv_cache_manager.prefix_cache_stats.to_dict(),

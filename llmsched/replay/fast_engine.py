@@ -26,6 +26,7 @@ from llmsched.replay.engine import (
     _Recorder,
     _result,
     check_fits,
+    check_progress,
     make_request,
     rejection_reason,
 )
@@ -165,7 +166,9 @@ class _FastReplay:
                 while i < n and arrival[i] <= step:
                     sched.add_request(pending[i])
                     i += 1
+            changes_before = rec.total_tokens + rec.total_preemptions
             now = self._step(step, now)
+            check_progress(sched, rec.total_tokens + rec.total_preemptions - changes_before, n - i)
             step += 1
         stats = self.kv.prefix_cache_stats.to_dict()
         return _result(rec, self.config, stats, now if wall else None)

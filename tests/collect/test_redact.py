@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes.http_server import FakeHttpServer, FakeHttpState, Route, vllm_routes
@@ -21,7 +22,7 @@ URL_PASSWORD = "url-planted-passw0rd"
 
 
 def test_env_values_named_like_credentials_are_redacted_and_others_kept() -> None:
-    container = {
+    container: dict[str, Any] = {
         "env": [
             {"name": "HF_TOKEN", "value": "abc"},
             {"name": "AWS_SECRET_ACCESS_KEY", "value": "abc"},

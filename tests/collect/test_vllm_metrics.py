@@ -5,9 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes.http_server import PROM_TYPE, FakeHttpServer, FakeHttpState, Route, closed_port_url
+from fakes.http_server import (
+    PROM_TYPE,
+    FakeHttpServer,
+    FakeHttpState,
+    Route,
+    closed_port_url,
+    vllm_routes,
+)
 from fakes.http_server import bump_sample as bump
-from fakes.http_server import vllm_routes
 from prometheus_client.parser import text_string_to_metric_families
 
 from llmsched.collect.vllm_metrics import collect_vllm, endpoint_name, normalise
@@ -95,6 +101,7 @@ def test_v0_names_are_mapped_to_v1_and_cache_config_read() -> None:
     assert (engine.block_size, engine.num_gpu_blocks) == (16, 27910)
     assert engine.gpu_memory_utilization == 0.9
     assert "inter_token_latency_seconds" in engine.histograms  # V0 time_per_output_token
+    assert metrics.interval_s is not None
     assert engine.rates["num_preemptions_total"] == pytest.approx(12.0 / metrics.interval_s)
 
 

@@ -178,7 +178,8 @@ def event_context(event: dict[str, Any]) -> dict[str, Any]:
         involved = {}
     kind = _str(involved.get("kind"))
     name = _str(involved.get("name"))
-    source = event.get("source") if isinstance(event.get("source"), dict) else {}
+    source_value = event.get("source")
+    source: dict[str, Any] = source_value if isinstance(source_value, dict) else {}
     context: dict[str, Any] = {
         "namespace": _str(involved.get("namespace"))
         or _str((event.get("metadata") or {}).get("namespace")),

@@ -85,7 +85,9 @@ def _block_end(lines: Sequence[Line], start: int) -> int:
         if text.strip() and not text[:1].isspace() and not _TOP_KEY.match(text):
             break
         if not text.strip():
-            following = next((ln.text for ln in lines[index + 1 : index + 3] if ln.text.strip()), "")
+            following = next(
+                (ln.text for ln in lines[index + 1 : index + 3] if ln.text.strip()), ""
+            )
             if not (following[:1].isspace() or _TOP_KEY.match(following)):
                 break
         index += 1
@@ -173,7 +175,9 @@ def _pod(
         if len(entry.path) < 2 or entry.path[0] not in ("Containers", "Init Containers"):
             continue
         name = entry.path[1]
-        container = containers.setdefault(name, {"name": name, "init": entry.path[0] != "Containers"})
+        container = containers.setdefault(
+            name, {"name": name, "init": entry.path[0] != "Containers"}
+        )
         block.context[entry.index] = {**about, "container": name}
         rest = entry.path[2:]
         if rest == ("State",):
@@ -202,7 +206,9 @@ def _pod(
     for container in containers.values():
         gpu_limits = [v or 0 for k, v in container.get("limits", {}).items() if is_gpu_resource(k)]
         container["gpu_limit"] = sum(gpu_limits) if gpu_limits else 0
-        gpu_requests = [v or 0 for k, v in container.get("requests", {}).items() if is_gpu_resource(k)]
+        gpu_requests = [
+            v or 0 for k, v in container.get("requests", {}).items() if is_gpu_resource(k)
+        ]
         container["gpu_request"] = sum(gpu_requests) if gpu_requests else 0
     conditions = {}
     for value in _values(entries, "Conditions"):
@@ -224,7 +230,9 @@ def _pod(
     }
     text = start_line.text.strip() + (f" (Status: {status})" if status else "")
     block.observations.append(
-        observation("k8s.pod.status", "kubernetes", block.format, text, path, start_line.number, fields)
+        observation(
+            "k8s.pod.status", "kubernetes", block.format, text, path, start_line.number, fields
+        )
     )
     for index in range(block.start, block.end):
         block.context.setdefault(index, about)
@@ -242,7 +250,11 @@ def _node(
         if entry.path == ("Allocated resources",):
             for row in entry.extra:
                 match = re.match(r"^(\S+)\s+(\S+)(?:\s+\([^)]*\))?\s+(\S+)", row)
-                if match and match.group(1) not in ("Resource", "--------"):
+                if (
+                    match
+                    and match.group(1) not in ("Resource", "--------")
+                    and match.group(1)[0] != "("
+                ):
                     allocated[match.group(1)] = {
                         "requests": quantity(match.group(2)),
                         "limits": quantity(match.group(3)),
@@ -269,12 +281,17 @@ def _node(
     }
     summary = ", ".join(
         f"{k} {v:g}"
-        for k, v in (("capacity", fields["gpu_capacity"]), ("allocatable", fields["gpu_allocatable"]))
+        for k, v in (
+            ("capacity", fields["gpu_capacity"]),
+            ("allocatable", fields["gpu_allocatable"]),
+        )
         if isinstance(v, float)
     )
     text = start_line.text.strip() + (f" (GPUs: {summary})" if summary else "")
     block.observations.append(
-        observation("k8s.node.gpus", "kubernetes", block.format, text, path, start_line.number, fields)
+        observation(
+            "k8s.node.gpus", "kubernetes", block.format, text, path, start_line.number, fields
+        )
     )
     for index in range(block.start, block.end):
         block.context.setdefault(index, about)

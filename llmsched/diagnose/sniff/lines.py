@@ -23,7 +23,8 @@ _KUBECTL_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d
 _KUBECTL_PREFIX = re.compile(r"\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] ")
 _COMPOSE = re.compile(r"(?P<service>[A-Za-z0-9][\w.-]*)\s*\| ")
 _PROCESS = re.compile(
-    r"\((?P<process>[A-Za-z_][\w.-]*)?(?:(?:,\s*|\s+)?(?:pid|ip|node_id)=[^,)\s]+)*"
+    r"\((?P<process>[A-Za-z_][\w.-]*)?(?:(?:,\s*|\s+)?pid=(?P<pid>\d+))?"
+    r"(?:(?:,\s*|\s+)?(?:ip|node_id)=[^,)\s]+)*"
     r"(?: \+[\w.]+)?\)\s+"
 )
 _RANK = re.compile(r"\[rank(?P<rank>\d+)\]:\s?")

@@ -1,9 +1,10 @@
 """Prometheus exposition text (`curl :8000/metrics`), one or more scrapes pasted in a row.
 
-Scrapes are split where a metric family or sample repeats, parsed with the collectors'
-parser (`llmsched.collect.vllm_metrics`) and normalised to V1 names. A block that the
-parser rejects is retried with only the lines that are well-formed samples or comments
-(pastes get truncated); if that fails too, the block is reported as an input error.
+A block is a run of well-formed exposition lines (a truncated or wrapped line ends it);
+it counts only with a `# HELP`/`# TYPE` line or a `vllm:` sample, so `Running 5` in
+prose is not metrics. Scrapes are split where a metric family or sample repeats, parsed
+with the collectors' parser (`llmsched.collect.vllm_metrics`) and normalised to V1
+names; a block the parser rejects is reported as an input error.
 """
 
 from __future__ import annotations
@@ -97,7 +98,9 @@ def _parse(run: Sequence[Line], path: str, block: Block) -> MetricsEvidence | No
     except MetricsParseError as exc:
         block.errors.append(InputError(str(exc), Location(path, run[0].number)))
         return None
-    evidence = MetricsEvidence(path=path, line=run[0].number, scrapes=tuple(scrapes), metrics=metrics)
+    evidence = MetricsEvidence(
+        path=path, line=run[0].number, scrapes=tuple(scrapes), metrics=metrics
+    )
     if metrics.engines:
         summary: dict[str, Any] = {}
         for engine_id, engine in metrics.engines.items():

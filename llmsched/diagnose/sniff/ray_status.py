@@ -9,7 +9,7 @@ Observations:
   for pending launches and recent failures;
 - ``ray.demand.pending`` / ``ray.pg.pending`` for each demand line, with ``feasible``
   judged against the node totals when the text shows them; ``ray.demand.infeasible``
-  when no node could ever fit it.
+  when no node could ever fit it and no node is being launched.
 """
 
 from __future__ import annotations
@@ -41,6 +41,15 @@ _NONE = re.compile(r"^\s*\((?:no [^)]*|none)\)\s*$")
 _RULE = re.compile(r"^-{5,}\s*$")
 _UNITS = {"B": 1.0, "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30, "TiB": 2.0**40, "PiB": 2.0**50}
 _CORE = ("CPU", "GPU", "TPU")
+_OPENING_SECTIONS = (
+    "Node status",
+    "Demands",
+    "Pending Demands",
+    "Total Demands",
+    "Usage",
+    "Total Usage",
+)
+_DEMAND_SECTIONS = ("Demands", "Pending Demands", "Total Demands")
 _NODE_STATES = ("Healthy", "Active", "Idle", "Pending", "Recent failures")
 
 
@@ -60,10 +69,22 @@ def find_ray_status(lines: Sequence[Line], path: str) -> list[Block]:
 
 def _starts_status(lines: Sequence[Line], index: int) -> bool:
     match = _SECTION.match(lines[index].text)
-    if match is None or match["name"] not in ("Node status", "Demands", "Pending Demands", "Total Demands", "Usage", "Total Usage"):
+    if match is None or match["name"] not in _OPENING_SECTIONS:
         return False
-    following = next((ln.text for ln in lines[index + 1 : index + 4] if ln.text.strip() and not _RULE.match(ln.text)), "")
-    return bool(_DEMAND.match(following) or _USAGE.match(following) or _NONE.match(following) or _SECTION.match(following))
+    following = next(
+        (
+            ln.text
+            for ln in lines[index + 1 : index + 4]
+            if ln.text.strip() and not _RULE.match(ln.text)
+        ),
+        "",
+    )
+    return bool(
+        _DEMAND.match(following)
+        or _USAGE.match(following)
+        or _NONE.match(following)
+        or _SECTION.match(following)
+    )
 
 
 def _status_end(lines: Sequence[Line], start: int) -> int:
@@ -117,8 +138,8 @@ def _parse(lines: Sequence[Line], start: int, end: int, path: str) -> Block:
             section = match["name"]
             if section in ("Idle", "Total Usage", "Total Demands"):
                 version = "v2"
-            if section in ("Node status", "Resources", "Healthy", "Active", "Idle", "Pending", "Recent failures", "Demands", "Pending Demands", "Total Demands"):
-                node = None if section != "Usage" else node
+            if section not in ("Usage", "Total Usage"):
+                node = None
             continue
         if not text.strip() or _RULE.match(text) or _NONE.match(text):
             continue
@@ -132,7 +153,7 @@ def _parse(lines: Sequence[Line], start: int, end: int, path: str) -> Block:
         if section in _NODE_STATES and node is None:
             states.setdefault(section, []).append((line, text.strip()))
             continue
-        if section in ("Demands", "Pending Demands", "Total Demands") and _DEMAND.match(text):
+        if section in _DEMAND_SECTIONS and _DEMAND.match(text):
             demand_lines.append(line)
     _node_observations(block, nodes, path, version)
     _state_observations(block, states, path, version, lines[start])
@@ -155,7 +176,8 @@ def _parse(lines: Sequence[Line], start: int, end: int, path: str) -> Block:
             )
         )
     node_totals = [{k: v["total"] for k, v in n["resources"].items()} for n in nodes]
-    _demand_observations(block, demand_lines, path, node_totals, usage)
+    pending_nodes = len(states.get("Pending", []))
+    _demand_observations(block, demand_lines, path, node_totals, usage, pending_nodes)
     return block
 
 
@@ -210,18 +232,30 @@ def _state_observations(
     if counts:
         block.observations.append(
             observation(
-                "ray.nodes", "ray", "ray-status", first.text.strip(), path, first.number,
+                "ray.nodes",
+                "ray",
+                "ray-status",
+                first.text.strip(),
+                path,
+                first.number,
                 {"counts": counts, "status_format": version},
             )
         )
     for line, text in states.get("Pending", []):
         block.observations.append(
-            observation("ray.nodes.pending", "ray", "ray-status", text, path, line.number, {"entry": text})
+            observation(
+                "ray.nodes.pending", "ray", "ray-status", text, path, line.number, {"entry": text}
+            )
         )
     for line, text in states.get("Recent failures", []):
         block.observations.append(
             observation(
-                "ray.autoscaler.failed-to-launch", "ray", "ray-status", text, path, line.number,
+                "ray.autoscaler.failed-to-launch",
+                "ray",
+                "ray-status",
+                text,
+                path,
+                line.number,
                 {"entry": text},
             )
         )
@@ -233,6 +267,7 @@ def _demand_observations(
     path: str,
     node_totals: list[dict[str, float]],
     usage: dict[str, dict[str, float]],
+    pending_nodes: int,
 ) -> None:
     for line in demand_lines:
         demands = parse_demands("Demands:\n" + line.text)
@@ -243,6 +278,7 @@ def _demand_observations(
         fields: dict[str, Any] = {
             "count": demand.count,
             "feasible": feasible,
+            "pending_nodes": pending_nodes,
         }
         if demand.kind == "placement_group":
             signature = "ray.pg.pending"
@@ -254,10 +290,16 @@ def _demand_observations(
         block.observations.append(
             observation(signature, "ray", "ray-status", text, path, line.number, fields)
         )
-        if feasible is False:
+        # nodes being launched may bring what is missing: not proof of infeasibility
+        if feasible is False and pending_nodes == 0:
             block.observations.append(
                 observation(
-                    "ray.demand.infeasible", "ray", "ray-status", text, path, line.number,
+                    "ray.demand.infeasible",
+                    "ray",
+                    "ray-status",
+                    text,
+                    path,
+                    line.number,
                     {**fields, "kind": demand.kind},
                 )
             )

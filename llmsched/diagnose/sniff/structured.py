@@ -36,7 +36,9 @@ class Documents:
 
 
 def looks_structured(text: str) -> bool:
-    first = next((ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), "")
+    first = next(
+        (ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), ""
+    )
     return bool(_LOOKS_STRUCTURED.match(first))
 
 
@@ -128,7 +130,8 @@ def _classify(
 def _add_event(
     block: Block, event: dict[str, Any], lines: Sequence[Line], start: int, end: int, path: str
 ) -> None:
-    message = event.get("message") if isinstance(event.get("message"), str) else ""
+    raw_message = event.get("message")
+    message: str = raw_message if isinstance(raw_message, str) else ""
     context = event_context(event)
     index = _find_line(lines, message, start, end)
     line = lines[index] if index is not None else lines[start] if start < len(lines) else None

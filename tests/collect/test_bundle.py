@@ -1,0 +1,172 @@
+"""Snapshot bundles: directory and .tar.gz, round trips, and unreadable bundles."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from llmsched.errors import InputFileError
+from llmsched.snapshot import (
+    PART_ERROR,
+    PART_OK,
+    STATE_FAILED,
+    STATE_PARTIAL,
+    CollectorError,
+    ContainerLog,
+    EngineMetrics,
+    Histogram,
+    KubernetesData,
+    RayCluster,
+    Snapshot,
+    VllmEndpoint,
+    VllmMetrics,
+    iter_bundle_text,
+)
+
+names = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_characters="\x00"),
+    min_size=1,
+    max_size=20,
+)
+texts = st.text(alphabet=st.characters(codec="utf-8"), max_size=200) | st.just("50%\r100%\r\n")
+floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@st.composite
+def snapshots(draw: st.DrawFn) -> Snapshot:
+    logs = [
+        ContainerLog(draw(names), draw(names), draw(names), draw(st.booleans()), draw(texts))
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    k8s = KubernetesData(
+        context=draw(st.none() | names),
+        namespaces=draw(st.none() | st.lists(names, max_size=2)),
+        state=STATE_PARTIAL,
+        parts={"pods": PART_OK, "nodes": PART_ERROR},
+        errors=[CollectorError("kubernetes", "nodes", draw(texts))],
+        lists={"pods": {"kind": "PodList", "items": [{"metadata": {"name": draw(names)}}]}},
+        logs=logs,
+    )
+    engine = EngineMetrics(
+        model_name=draw(st.none() | names),
+        gauges=draw(st.dictionaries(names, floats, max_size=3)),
+        rates=draw(st.dictionaries(names, floats, max_size=3)),
+        histograms={"ttft": Histogram({"0.5": 1.0, "+Inf": 2.0}, 2.0, draw(floats))},
+        cache_config={"block_size": "16"},
+    )
+    endpoints = [
+        VllmEndpoint(
+            name=draw(names),
+            url="http://10.0.0.5:8000",
+            state="ok",
+            parts={"metrics": PART_OK},
+            scrapes=draw(st.lists(texts, max_size=2)),
+            version=draw(st.none() | st.just({"version": "0.11.0"})),
+            metrics=VllmMetrics("v1", draw(st.none() | floats), {"0": engine}),
+        )
+        for _ in range(draw(st.integers(0, 2)))
+    ]
+    rays = [
+        RayCluster(name=draw(names), address="http://h:8265", endpoints={"version": {"v": 1}})
+        for _ in range(draw(st.integers(0, 2)))
+    ]
+    return Snapshot(
+        collected_at="2026-11-29T10:00:00Z",
+        request={"namespaces": ["llm"]},
+        kubernetes=draw(st.none() | st.just(k8s)),
+        ray=rays,
+        vllm=endpoints,
+    )
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(snapshot=snapshots())
+def test_any_snapshot_survives_dict_dir_and_tarball(tmp_path: Path, snapshot: Snapshot) -> None:
+    # names with slashes, dots, unicode or that collide once made safe still round-trip
+    assert Snapshot.from_dict(json.loads(json.dumps(snapshot.to_dict()))) == snapshot
+    for index, out in enumerate((tmp_path / "d", tmp_path / "b.tgz")):
+        target = out.with_name(f"{out.stem}-{id(snapshot)}-{index}{out.suffix}")
+        snapshot.save(target)
+        assert Snapshot.load(target) == snapshot
+        assert all(".." not in Path(rel).parts for rel, _ in iter_bundle_text(target))
+
+
+def test_layout_is_readable_files(tmp_path: Path) -> None:
+    snapshot = Snapshot(
+        collected_at="2026-11-29T10:00:00Z",
+        kubernetes=KubernetesData(
+            state="ok",
+            parts={"pods": PART_OK},
+            lists={"pods": {"kind": "PodList", "items": []}},
+            logs=[ContainerLog("llm", "vllm-0", "vllm", True, "OOMKilled\r\n")],
+        ),
+        vllm=[VllmEndpoint("10.0.0.5_8000", "http://10.0.0.5:8000", scrapes=["a 1\n", "a 2\n"])],
+    )
+    snapshot.save(tmp_path / "b")
+    files = {rel for rel, _ in iter_bundle_text(tmp_path / "b")}
+    assert files == {
+        "manifest.json",
+        "k8s/pods.json",
+        "k8s/logs/llm/vllm-0/vllm.previous.log",
+        "vllm/10.0.0.5_8000/metrics-0.prom",
+        "vllm/10.0.0.5_8000/metrics-1.prom",
+    }
+    log = tmp_path / "b/k8s/logs/llm/vllm-0/vllm.previous.log"
+    assert log.read_bytes() == b"OOMKilled\r\n"  # bytes as collected
+    assert Snapshot.load(tmp_path / "b") == snapshot
+    snapshot.save(tmp_path / "b.tar.gz")
+    with tarfile.open(tmp_path / "b.tar.gz") as tar:
+        assert "b/manifest.json" in tar.getnames()  # one top folder, like any release tarball
+
+
+def test_nothing_collected_is_not_any_collected() -> None:
+    snapshot = Snapshot(
+        collected_at="x",
+        vllm=[VllmEndpoint("a", "http://a", state=STATE_FAILED, parts={"metrics": PART_ERROR})],
+    )
+    assert not snapshot.any_collected
+    assert [s.state for s in snapshot.sources()] == [STATE_FAILED]
+
+
+def _tarball(path: Path, members: dict[str, bytes]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, content in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+    return path
+
+
+def test_unreadable_bundles_are_input_errors(tmp_path: Path) -> None:
+    manifest = Snapshot(collected_at="x").to_dict()
+    cases = {
+        "missing": tmp_path / "nope.tgz",
+        "not-gzip": tmp_path / "junk.tgz",
+        "no-manifest": _tarball(tmp_path / "empty.tgz", {"b/other.json": b"{}"}),
+        "bad-json": _tarball(tmp_path / "bad.tgz", {"manifest.json": b'{"schema_'}),
+        "future-schema": _tarball(
+            tmp_path / "future.tgz",
+            {"manifest.json": json.dumps({**manifest, "schema_version": 99}).encode()},
+        ),
+        "escaping-file": _tarball(
+            tmp_path / "escape.tgz",
+            {
+                "manifest.json": json.dumps(
+                    {**manifest, "kubernetes": {"lists": {"pods": {"$file": "../../etc/passwd"}}}}
+                ).encode()
+            },
+        ),
+    }
+    cases["not-gzip"].write_bytes(b"this is not a tarball")
+    for case, path in cases.items():
+        with pytest.raises(InputFileError) as raised:
+            Snapshot.load(path)
+        assert raised.value.location is not None and raised.value.location.path == str(path), case
