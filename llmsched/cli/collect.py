@@ -148,10 +148,12 @@ def render_summary(snapshot: Snapshot, bundle: Path, output: SummaryFormat) -> s
         )
     lines = [f"bundle: {bundle}"]
     for status in statuses:
-        ok = sum(1 for v in status.parts.values() if v == "ok")
+        counts = {state: list(status.parts.values()).count(state) for state in ("ok", "absent")}
+        absent = f", {counts['absent']} absent" if counts["absent"] else ""
         lines.append(
             f"  {status.source:<10} {status.target}: {status.state} "
-            f"({ok}/{len(status.parts)} parts, {len(status.errors)} error(s))"
+            f"({counts['ok']}/{len(status.parts)} parts ok{absent}, "
+            f"{len(status.errors)} error(s))"
         )
     errors = snapshot.all_errors()
     if errors:

@@ -59,6 +59,10 @@ class RuleSpec:
     aliases: tuple[str, ...] = ()
     examples: dict[str, str] = field(default_factory=dict)
     status: str = "active"
+    confidence: float = 0.5  # diagnose: how likely the cause is when the symptom holds
+    signatures: tuple[str, ...] = ()  # diagnose: observations to quote as evidence
+    supersedes: tuple[str, ...] = ()  # diagnose: rules whose finding this one explains
+    remedy: dict[str, Any] = field(default_factory=dict)  # diagnose: what replay tries
 
     @property
     def info(self) -> RuleInfo:
@@ -109,4 +113,8 @@ class RuleSpec:
             aliases=tuple(data.get("aliases", ())),
             examples=dict(data.get("examples", {})),
             status=data.get("status", "active"),
+            confidence=float(data.get("confidence", 0.5)),
+            signatures=tuple(data.get("signatures", ())),
+            supersedes=tuple(data.get("supersedes", ())),
+            remedy=dict(data.get("remedy", {})),
         )

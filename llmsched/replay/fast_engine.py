@@ -16,6 +16,7 @@ requests and runs the literal `Scheduler` for that one step, then re-lazifies.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections.abc import Iterable
 
@@ -33,6 +34,7 @@ from llmsched.replay.engine import (
 from llmsched.replay.kv_cache_manager import CountingKVCacheManager, KVCacheManager, cdiv
 from llmsched.replay.metrics import ReplayResult, RequestRecord, StepRecord
 from llmsched.replay.request import Request, RequestStatus, TraceRequest
+from llmsched.replay.request_queue import SchedulingPolicy
 from llmsched.replay.scheduler import Scheduler, SchedulerOutput
 
 
@@ -50,8 +52,10 @@ class _Lazy:
         self.c_off: dict[Request, int] = {}
         # residue of c_off mod block_size -> members (insertion-ordered set)
         self.buckets: list[dict[Request, None]] = [{} for _ in range(block_size)]
-        self.finish_heap: list[tuple[int, int, str, Request]] = []
+        self.finish_heap: list[tuple[int, int, int, Request]] = []
         self.sum_c_off = 0
+        self.seqs: list[int] = []  # sorted sequence numbers of lazy requests
+        self.seq_of: dict[Request, int] = {}
 
     def __len__(self) -> int:
         return len(self.c_off)
@@ -62,15 +66,29 @@ class _Lazy:
         self.c_off[req] = off
         self.sum_c_off += off
         self.buckets[off % self.bs][req] = None
+        self.seq_of[req] = seq
+        bisect.insort(self.seqs, seq)
         # It finishes in the step after which C = P + max_tokens - 1.
         finish_tick = req.num_prompt_tokens + req.max_tokens - 1 - off
-        heapq.heappush(self.finish_heap, (finish_tick, seq, req.request_id, req))
+        heapq.heappush(self.finish_heap, (finish_tick, seq, off, req))
 
     def remove(self, req: Request) -> int:
         off = self.c_off.pop(req)
         self.sum_c_off -= off
         del self.buckets[off % self.bs][req]
+        seq = self.seq_of.pop(req)
+        del self.seqs[bisect.bisect_left(self.seqs, seq)]
         return off
+
+    def pop_finished(self, tick: int) -> list[Request]:
+        """Lazy requests whose last token came out in the step that led to `tick`."""
+        heap = self.finish_heap
+        out = []
+        while heap and heap[0][0] <= tick:
+            _, seq, off, req = heapq.heappop(heap)
+            if self.c_off.get(req) == off and self.seq_of.get(req) == seq:
+                out.append(req)
+        return out
 
     def materialise(self, req: Request) -> None:
         c = self.c_off[req] + self.tick
@@ -91,6 +109,8 @@ class _Lazy:
             b.clear()
         self.finish_heap.clear()
         self.sum_c_off = 0
+        self.seqs.clear()
+        self.seq_of.clear()
 
 
 def run_fast(
@@ -178,67 +198,100 @@ class _FastReplay:
         threshold = sched._long_prefill_threshold()
         budget = sched.max_num_scheduled_tokens
         lazy = self.lazy
-        demand = len(lazy)
+        num_lazy = len(lazy)
+        if num_lazy > budget:
+            return self._slow_step(step, now)
+        mml = sched.max_model_len
+        bs = self.bs
+        kv = self.kv
+        held_of = kv.held if isinstance(kv, CountingKVCacheManager) else None
+        req_blocks = None if held_of is not None else kv.req_to_blocks  # type: ignore[union-attr]
+        seqs = lazy.seqs
+        seq = self.seq
+        # Phase A's token budget in running order: lazy requests take 1 each, a
+        # mid-prefill request what is left when the loop reaches it.
+        consumed = 0  # by explicit requests so far
         need_blocks = len(lazy.crossing())
         active_n: list[tuple[Request, int]] = []
-        if demand <= budget:
-            mml = sched.max_model_len
-            bs = self.bs
-            counting = self.counting
-            held_of = self.kv.held if isinstance(self.kv, CountingKVCacheManager) else None
-            req_blocks = None if counting else self.kv.req_to_blocks  # type: ignore[union-attr]
-            for r in self.active:
-                c = r.num_computed_tokens
-                m = r.num_tokens - c
-                if 0 < threshold < m:
-                    m = threshold
-                m = min(m, mml - 1 - c)
-                active_n.append((r, m))
-                demand += m
-                held = (
-                    held_of.get(r.request_id, 0)
-                    if held_of is not None
-                    else len(req_blocks.get(r.request_id, ()))  # type: ignore[union-attr]
-                )
-                need_blocks += max(0, cdiv(c + m, bs) - held)
-        if demand > budget or need_blocks > self.kv.get_num_free_blocks() or any(
-            m <= 0 for _, m in active_n
-        ):
-            return self._slow_step(step, now)
-        return self._easy_step(step, now, threshold, budget - demand, need_blocks, active_n)
+        for r in self.active:
+            before = bisect.bisect_left(seqs, seq[r])  # lazy requests ahead of r
+            left = budget - before - consumed
+            if left <= 0:
+                if before < num_lazy:
+                    return self._slow_step(step, now)  # some lazy request gets no token
+                break
+            c = r.num_computed_tokens
+            m = r.num_tokens - c
+            if 0 < threshold < m:
+                m = threshold
+            m = min(m, left, mml - 1 - c)
+            if m <= 0:
+                return self._slow_step(step, now)
+            active_n.append((r, m))
+            consumed += m
+            held = (
+                held_of.get(r.request_id, 0)
+                if held_of is not None
+                else len(req_blocks.get(r.request_id, ()))  # type: ignore[union-attr]
+            )
+            need_blocks += max(0, cdiv(c + m, bs) - held)
+        if num_lazy and consumed + num_lazy > budget:
+            # Lazy requests behind the explicit ones would run out of budget.
+            last_lazy = seqs[-1]
+            ahead = sum(m for r, m in active_n if seq[r] < last_lazy)
+            if ahead + num_lazy > budget:
+                return self._slow_step(step, now)
+        if need_blocks > kv.get_num_free_blocks():
+            if sched.policy is not SchedulingPolicy.FCFS:
+                return self._slow_step(step, now)
+            return self._fast_step(step, now, threshold, budget, active_n, preempt=True)
+        return self._fast_step(step, now, threshold, budget, active_n, preempt=False)
 
-    # ---- easy steps -------------------------------------------------------------------
+    # ---- fast steps -------------------------------------------------------------------
 
-    def _easy_step(
+    def _fast_step(
         self,
         step: int,
         now: float,
         threshold: int,
-        budget_left: int,
-        need_blocks: int,
+        budget: int,
         active_n: list[tuple[Request, int]],
+        preempt: bool,
     ) -> float:
         sched = self.sched
         lazy = self.lazy
         kv = self.kv
         rec = self.rec
-        order = [r.request_id for r in sched.running] if rec.keep_steps else None
-        num_lazy = len(lazy)
 
-        # Phase A: every running request gets its tokens; nobody is preempted.
-        if isinstance(kv, CountingKVCacheManager):
-            kv.num_free_blocks -= need_blocks
+        # Phase A: everybody gets its tokens unless preempted (FCFS: from the tail).
+        preempted: list[Request] = []
+        if preempt or not isinstance(kv, CountingKVCacheManager):
+            stopped_at = self._allocate_in_order(active_n, preempted)
+            if preempted:
+                gone = set(preempted)
+                active_n = [(r, m) for r, m in active_n if r not in gone]
+                if stopped_at is not None:
+                    active_n = [(r, m) for r, m in active_n if r is not stopped_at]
+        else:
+            need = len(lazy.crossing())
             held = kv.held
             bs = self.bs
             for r, m in active_n:
                 rid = r.request_id
-                held[rid] = max(held.get(rid, 0), cdiv(r.num_computed_tokens + m, bs))
-        else:
-            self._allocate_in_order(active_n)
+                new_held = cdiv(r.num_computed_tokens + m, bs)
+                old = held.get(rid, 0)
+                if new_held > old:
+                    need += new_held - old
+                    held[rid] = new_held
+            kv.num_free_blocks -= need
+        num_lazy = len(lazy)
+        order = [r.request_id for r in sched.running] if rec.keep_steps else None
 
-        # Phase B: admissions, with the literal scheduler code.
+        # Phase B: admissions (only when nobody was preempted), literal scheduler code.
         out = SchedulerOutput()
-        sched._schedule_waiting(out, budget_left, threshold)
+        if not preempted:
+            used = num_lazy + sum(m for _, m in active_n)
+            sched._schedule_waiting(out, budget - used, threshold)
         admitted = out.num_scheduled_tokens
         sched.finished_req_ids = set()
 
@@ -246,7 +299,8 @@ class _FastReplay:
         lazy.tick += 1
         tick = lazy.tick
         rr = rec.requests
-        sampled_explicit: list[Request] = []
+        for r in preempted:
+            rr[r.request_id].num_preemptions += 1
         explicit: list[tuple[Request, int]] = list(active_n)
         for rid, m in admitted.items():
             r = sched.requests[rid]
@@ -259,6 +313,7 @@ class _FastReplay:
                 rr[rid].first_scheduled_time = now if self.wall_clock else None
         shape = self._shape(explicit, num_lazy) if self.step_time else None
         finishing: list[Request] = []
+        sampled_explicit: list[Request] = []
         for r, m in explicit:
             r.num_computed_tokens += m
             if r.num_computed_tokens < r.num_tokens:
@@ -267,9 +322,7 @@ class _FastReplay:
             sampled_explicit.append(r)
             if r.num_output_tokens >= r.max_tokens or r.num_tokens >= sched.max_model_len:
                 finishing.append(r)
-        heap = lazy.finish_heap
-        while heap and heap[0][0] <= tick:
-            r = heapq.heappop(heap)[3]
+        for r in lazy.pop_finished(tick):
             lazy.materialise(r)
             lazy.remove(r)
             finishing.append(r)
@@ -300,34 +353,76 @@ class _FastReplay:
         total = num_lazy + sum(m for _, m in explicit)
         if order is not None:
             active_map = {r.request_id: m for r, m in active_n}
-            scheduled = {rid: active_map.get(rid, 1) for rid in order}
+            lazy_ids = {r.request_id for r in lazy.c_off}
+            for r in finishing:
+                lazy_ids.add(r.request_id)
+            scheduled = {
+                rid: active_map.get(rid, 1)
+                for rid in order
+                if rid in active_map or rid in lazy_ids
+            }
             scheduled.update(admitted)
         self._record(
-            step, scheduled, out.prefix_hit_tokens, [], finished_ids, now, duration, total
+            step,
+            scheduled,
+            out.prefix_hit_tokens,
+            [r.request_id for r in preempted],
+            finished_ids,
+            now,
+            duration,
+            total,
         )
         return end
 
-    def _allocate_in_order(self, active_n: list[tuple[Request, int]]) -> None:
-        """With prefix caching, pop/evict/register blocks exactly in running order."""
+    def _allocate_in_order(
+        self, active_n: list[tuple[Request, int]], preempted: list[Request]
+    ) -> Request | None:
+        """Allocate in running order; when a request cannot grow, preempt the tail of
+        the running list (FCFS) until it can, or until it was the tail itself (then
+        return it: Phase A stops there). Requests needing no new block and filling
+        none cannot fail and change nothing, so only the others are visited."""
         lazy = self.lazy
         kv = self.kv
+        seq = self.seq
         events: dict[Request, int] = {}
         for r in lazy.crossing():
             events[r] = 1
-        for r in lazy.filling():
-            events[r] = 1
+        if not isinstance(kv, CountingKVCacheManager):
+            for r in lazy.filling():
+                events[r] = 1
         for r, m in active_n:
             events[r] = m
-        if len(events) > 1:
-            ordered = sorted(events.items(), key=lambda e: self.seq[e[0]])
-        else:
-            ordered = list(events.items())
+        ordered = sorted(events.items(), key=lambda e: seq[e[0]])
+        running = self.sched.running
         for r, m in ordered:
+            if r.status is not RequestStatus.RUNNING:
+                continue  # preempted from the tail earlier in this loop
             if r in lazy.c_off:
                 lazy.materialise(r)
-            got = kv.allocate_slots(r, m)
-            if got is None:  # pragma: no cover - excluded by the block count check
-                raise AssertionError("easy step could not allocate")
+                if isinstance(kv, CountingKVCacheManager):
+                    kv.held[r.request_id] = cdiv(r.num_computed_tokens, self.bs)
+            while kv.allocate_slots(r, m) is None:
+                victim = running.pop()
+                self._preempt(victim)
+                preempted.append(victim)
+                if victim is r:
+                    return r
+            if r in lazy.c_off and isinstance(kv, CountingKVCacheManager):
+                kv.held.pop(r.request_id, None)  # derived from C again
+        return None
+
+    def _preempt(self, r: Request) -> None:
+        lazy = self.lazy
+        kv = self.kv
+        if r in lazy.c_off:
+            lazy.materialise(r)
+            lazy.remove(r)
+            if isinstance(kv, CountingKVCacheManager):
+                kv.held[r.request_id] = cdiv(r.num_computed_tokens, self.bs)
+        else:
+            self.active.pop(r, None)
+        self.seq.pop(r, None)
+        self.sched._preempt_request(r)
 
     def _finish(self, r: Request) -> None:
         sched = self.sched

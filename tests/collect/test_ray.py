@@ -163,7 +163,13 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRay]:
 def stop_local_ray(temp_dir: str, gcs_address: str) -> None:
     """Stop only this cluster's processes, by pid: ``ray stop`` would also stop any other
     Ray running on the machine. Roots are the processes naming our temp dir or GCS
-    address; their descendants (workers, agents, dashboard modules) go with them."""
+    address; their descendants (workers, agents, dashboard modules) go with them. A
+    second pass catches workers the raylet was starting during the first."""
+    for _ in range(2):
+        _stop_once(temp_dir, gcs_address)
+
+
+def _stop_once(temp_dir: str, gcs_address: str) -> None:
     parents: dict[int, int] = {}
     roots: list[int] = []
     for entry in Path("/proc").iterdir():

@@ -57,6 +57,28 @@ def test_rule_logic_compiles(path: Path) -> None:
         assert data["check"] in all_checks()
 
 
+CHECKLIST_DIAGNOSE_IDS = (
+    [f"DK8S{n:02d}" for n in range(1, 13)]
+    + [f"DRAY{n:02d}" for n in range(1, 11)]
+    + [f"DVLLM{n:02d}" for n in range(1, 10)]
+)
+DIAGNOSE_CASES = Path(__file__).parent / "diagnose_cases"
+
+
+def test_every_checklist_diagnose_rule_exists() -> None:
+    codes = {_load(p)["code"] for p in RULE_FILES if _load(p)["kind"] == "diagnose"}
+    assert codes == set(CHECKLIST_DIAGNOSE_IDS)
+
+
+@pytest.mark.parametrize("path", sorted((RULES / "diagnose").glob("*.yaml")), ids=lambda p: p.stem)
+def test_diagnose_rule_has_good_and_bad_cases(path: Path) -> None:
+    code = _load(path)["code"]
+    folder = DIAGNOSE_CASES / code
+    assert folder.is_dir(), f"no case folder for {code}"
+    assert list(folder.glob("good-*")), f"{code} has no good case"
+    assert list(folder.glob("bad-*")), f"{code} has no bad case"
+
+
 def test_codes_and_names_are_unique() -> None:
     codes = [_load(p)["code"] for p in RULE_FILES]
     names = [_load(p)["name"] for p in RULE_FILES]

@@ -1,0 +1,184 @@
+"""What-if sweeps: the same trace replayed over a grid of settings, fanned out over Ray
+(local or `--ray-address`), a process pool, or serially; the numbers do not depend on
+which executor ran them (each point is a pure function of its inputs)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmsched.errors import InputFileError
+from llmsched.model import Location
+from llmsched.replay.config import CONFIG_KEYS
+from llmsched.replay.derive import EngineSetup
+from llmsched.replay.request import TraceRequest
+
+EXECUTORS = ("auto", "ray", "process", "serial")
+Progress = Callable[[int, int], None]
+
+
+def parse_sweep(specs: Sequence[str]) -> dict[str, list[Any]]:
+    """`max_num_seqs=32,64,128` (repeatable) -> {"max_num_seqs": [32, 64, 128]}."""
+    grid: dict[str, list[Any]] = {}
+    for spec in specs:
+        if "=" not in spec:
+            raise InputFileError(f"expected NAME=V1,V2,..., got {spec!r}", Location("--sweep"))
+        name, values = (s.strip() for s in spec.split("=", 1))
+        name = name.replace("-", "_")
+        parsed = [_value(v.strip()) for v in values.split(",") if v.strip()]
+        if not parsed:
+            raise InputFileError(f"no values for {name}", Location("--sweep"))
+        grid[name] = parsed
+    return grid
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    names = list(grid)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+@dataclass(frozen=True)
+class SweepJob:
+    """One grid point: everything a worker needs, picklable."""
+
+    trace: tuple[TraceRequest, ...]
+    base_config: Mapping[str, Any]
+    overrides: Mapping[str, Any]
+    vllm_version: str | None
+    wall_clock: bool = False
+    setup: EngineSetup | None = None
+    cost: Any = None  # a picklable StepTimeFn, or None for the step clock
+
+
+def run_point(job: SweepJob) -> dict[str, Any]:
+    from llmsched.replay.derive import derive_config, split_overrides
+    from llmsched.replay.fast_engine import run_fast
+    from llmsched.replay.workload import parse_config
+
+    config_over, engine_over = split_overrides(job.overrides, CONFIG_KEYS)
+    base = dict(job.base_config)
+    if engine_over:
+        if job.setup is None:
+            unknown = next(iter(engine_over))
+            raise InputFileError(
+                f"cannot sweep {unknown!r} without --engine-args/--from-manifest "
+                f"(scheduler config keys: {', '.join(CONFIG_KEYS)})",
+                Location("--sweep"),
+            )
+        base.update(derive_config(job.setup, engine_over))
+    config = parse_config(base, "--sweep", overrides=config_over, vllm_version=job.vllm_version)
+    result = run_fast(job.trace, config, step_time=job.cost, wall_clock=job.wall_clock)
+    return {"settings": dict(job.overrides), "num_gpu_blocks": config.num_gpu_blocks,
+            **result.summary()}
+
+
+@dataclass
+class SweepResult:
+    executor: str
+    points: list[dict[str, Any]] = field(default_factory=list)
+
+
+def run_sweep(
+    jobs: Sequence[SweepJob],
+    executor: str = "auto",
+    ray_address: str | None = None,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> SweepResult:
+    if executor not in EXECUTORS:
+        raise InputFileError(f"executor must be one of {', '.join(EXECUTORS)}", Location("--executor"))
+    if executor == "auto":
+        executor = "ray" if _ray_available() else "process"
+        if len(jobs) <= 1:
+            executor = "serial"
+    report = progress or (lambda done, total: None)
+    if executor == "serial":
+        out = []
+        for i, job in enumerate(jobs):
+            out.append(run_point(job))
+            report(i + 1, len(jobs))
+        return SweepResult("serial", out)
+    if executor == "process":
+        return SweepResult("process", _run_processes(jobs, workers, report))
+    return SweepResult("ray", _run_ray(jobs, ray_address, report))
+
+
+def _ray_available() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("ray") is not None
+
+
+def _run_processes(jobs: Sequence[SweepJob], workers: int | None, report: Progress) -> list[dict[str, Any]]:
+    import concurrent.futures as cf
+    import multiprocessing
+
+    results: list[dict[str, Any] | None] = [None] * len(jobs)
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = {pool.submit(run_point, job): i for i, job in enumerate(jobs)}
+        for done, fut in enumerate(cf.as_completed(futures), start=1):
+            results[futures[fut]] = fut.result()
+            report(done, len(jobs))
+    return [r for r in results if r is not None]
+
+
+def _run_ray(jobs: Sequence[SweepJob], address: str | None, report: Progress) -> list[dict[str, Any]]:
+    import ray
+
+    started = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(include_dashboard=False, log_to_driver=False)
+        started = True
+    try:
+        remote = ray.remote(num_cpus=1)(run_point)
+        refs = [remote.remote(job) for job in jobs]
+        index = {ref: i for i, ref in enumerate(refs)}
+        results: list[dict[str, Any] | None] = [None] * len(jobs)
+        pending = list(refs)
+        done = 0
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for ref in ready:
+                results[index[ref]] = ray.get(ref)
+                done += 1
+                report(done, len(jobs))
+        return [r for r in results if r is not None]
+    finally:
+        if started:
+            ray.shutdown()
+
+
+COMPARE_COLUMNS = (
+    ("total_steps", "steps"),
+    ("total_preemptions", "preempt"),
+    ("waiting.peak", "wait peak"),
+    ("kv_usage.mean", "kv mean"),
+    ("ttft_steps.p50", "ttft p50"),
+    ("ttft_steps.p99", "ttft p99"),
+    ("e2e_steps.p50", "e2e p50"),
+)
+
+
+def lookup(point: Mapping[str, Any], dotted: str) -> Any:
+    value: Any = point
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
