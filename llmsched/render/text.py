@@ -24,6 +24,11 @@ MAX_EVIDENCE_SHOWN = 4
 def render(report: Report, *, color: bool = False, width: int | None = None) -> str:
     from rich.text import Text
 
+    if report.stats.get("layout") == "story":
+        from llmsched.render.story import render_story
+
+        return render_story(report, color=color, width=width)
+
     buffer = io.StringIO()
     console = _console(buffer, color, width or 100)
     if report.verdict is not None or report.stats.get("command") == "diagnose":

@@ -1,0 +1,257 @@
+"""`llmsched replay`: replay vLLM's scheduler on a trace or a synthetic workload.
+
+Imports only typer here; the replay modules are imported inside the command.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def replay(
+    trace: Annotated[
+        Path | None,
+        typer.Argument(help="JSONL trace, one request per line (or use --workload)."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="Scheduler config JSON.")
+    ] = None,
+    engine_args: Annotated[
+        str | None,
+        typer.Option("--engine-args", help='Derive the config from "vllm serve MODEL ...".'),
+    ] = None,
+    from_manifest: Annotated[
+        Path | None,
+        typer.Option("--from-manifest", help="Derive the config from a Deployment/RayService."),
+    ] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="GPU, e.g. H100-80GB.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model id, e.g. meta-llama/Llama-3.1-8B-Instruct.")] = None,
+    workload: Annotated[
+        str | None,
+        typer.Option(
+            "--workload",
+            help="Synthetic: n=2000,rate=1.5,arrival=poisson|bursty,prompt=lognormal:512:4096,"
+            "output=256,shared_prefix=0.3,priorities=0:1,seed=7,clock=step|time",
+        ),
+    ] = None,
+    vllm_version: Annotated[
+        str, typer.Option("--vllm-version", help="Scheduler behaviour: 0.32 or 0.33.")
+    ] = "0.33",
+    engine: Annotated[str, typer.Option("--engine", help="v1 (default) or v0.")] = "v1",
+    output: Annotated[str, typer.Option("--output", "-o", help="text or json.")] = "text",
+    step_log: Annotated[
+        Path | None, typer.Option("--step-log", help="Write the per-step JSONL log here.")
+    ] = None,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", help="Write a self-contained HTML report.")
+    ] = None,
+    charts: Annotated[bool, typer.Option("--charts/--no-charts", help="Terminal charts.")] = True,
+    sweep: Annotated[
+        list[str] | None,
+        typer.Option("--sweep", help="NAME=V1,V2,... (repeatable): replay the grid."),
+    ] = None,
+    executor: Annotated[
+        str, typer.Option("--executor", help="Sweeps: auto, ray, process or serial.")
+    ] = "auto",
+    ray_address: Annotated[
+        str | None, typer.Option("--ray-address", help="Sweeps: an existing Ray cluster.")
+    ] = None,
+) -> None:
+    """Replay vLLM's request scheduler step by step; try other settings with --sweep."""
+    from llmsched.errors import InputFileError
+    from llmsched.model import Location
+    from llmsched.replay.config import VLLM_VERSIONS
+
+    if vllm_version not in VLLM_VERSIONS:
+        raise InputFileError(f"--vllm-version must be one of {', '.join(VLLM_VERSIONS)}",
+                             Location("--vllm-version"))
+    if output not in ("text", "json"):
+        raise InputFileError("--output must be text or json", Location("--output"))
+    if engine not in ("v1", "v0"):
+        raise InputFileError("--engine must be v1 or v0", Location("--engine"))
+    if engine == "v0":
+        raise InputFileError("--engine v0 is not implemented yet", Location("--engine"))
+
+    trace_obj = _load_trace(trace, workload)
+    setup, base = _base_config(config, engine_args, from_manifest, gpu, model, vllm_version)
+    cost = _cost_model(trace_obj.wall_clock, setup, gpu, model)
+
+    if sweep:
+        _run_sweep(trace_obj, base, setup, vllm_version, cost, sweep, executor, ray_address, output)
+        return
+
+    from llmsched.replay.fast_engine import run_fast
+    from llmsched.replay.workload import parse_config
+
+    cfg = parse_config(base, str(config) if config else "--engine-args",
+                       text=_read(config), vllm_version=vllm_version)
+    keep = step_log is not None
+    typer.echo(f"replaying {len(trace_obj)} requests...", err=True)
+    result = run_fast(trace_obj.requests, cfg, keep_steps=keep, step_time=cost,
+                      wall_clock=trace_obj.wall_clock, path=trace_obj.path)
+    if step_log is not None:
+        with step_log.open("w", encoding="utf-8") as f:
+            result.write_step_log(f)
+    if html_out is not None:
+        from llmsched.replay.charts import html_report
+
+        html_out.write_text(html_report(result), encoding="utf-8")
+    summary = result.summary()
+    if output == "json":
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    typer.echo(_text_summary(summary))
+    if charts:
+        from llmsched.replay.charts import terminal_charts
+
+        typer.echo(terminal_charts(result))
+
+
+def _read(path: Path | None) -> str:
+    if path is None:
+        return ""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def _load_trace(trace: Path | None, workload: str | None) -> Any:
+    from llmsched.errors import InputFileError
+    from llmsched.model import Location
+    from llmsched.replay.workload import generate_workload, load_trace, parse_workload_spec
+
+    if (trace is None) == (workload is None):
+        raise InputFileError("give a trace file or --workload (one of them)", Location("replay"))
+    if trace is not None:
+        return load_trace(trace)
+    assert workload is not None
+    return generate_workload(parse_workload_spec(workload))
+
+
+def _base_config(
+    config: Path | None,
+    engine_args: str | None,
+    from_manifest: Path | None,
+    gpu: str | None,
+    model: str | None,
+    vllm_version: str,
+) -> tuple[Any, dict[str, Any]]:
+    from llmsched.errors import InputFileError
+    from llmsched.model import Location
+
+    given = [x for x in (config, engine_args, from_manifest) if x is not None]
+    if len(given) != 1:
+        raise InputFileError(
+            "give exactly one of --config, --engine-args or --from-manifest", Location("replay")
+        )
+    if config is not None:
+        text = _read(config)
+        if not config.exists():
+            raise InputFileError("no such file", Location(str(config)))
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputFileError(f"invalid JSON: {exc.msg}", Location(str(config), exc.lineno))
+        if not isinstance(obj, dict):
+            raise InputFileError("the config must be a JSON object", Location(str(config), 1))
+        return None, obj
+    from llmsched.replay.derive import derive_config, setup_from_engine_args, setup_from_manifest
+
+    if engine_args is not None:
+        setup = setup_from_engine_args(engine_args, gpu, model, vllm_version)
+    else:
+        assert from_manifest is not None
+        setup = setup_from_manifest(str(from_manifest), gpu, model, vllm_version)
+    return setup, derive_config(setup)
+
+
+def _cost_model(wall_clock: bool, setup: Any, gpu: str | None, model: str | None) -> Any:
+    if not wall_clock:
+        return None
+    from llmsched.errors import InputFileError
+    from llmsched.model import Location
+    from llmsched.replay.cost_model import roofline_for
+
+    gpu_name = gpu or (setup.gpu if setup else None)
+    model_name = model or (setup.model if setup else None)
+    if not gpu_name or not model_name:
+        raise InputFileError(
+            "a trace with arrival_time (wall clock) needs --gpu and --model for the cost model",
+            Location("replay"),
+        )
+    tp = int(setup.explicit.get("tensor_parallel_size") or 1) if setup else 1
+    return roofline_for(gpu_name, model_name, tp)
+
+
+def _run_sweep(trace_obj: Any, base: dict[str, Any], setup: Any, version: str, cost: Any,
+               specs: list[str], executor: str, ray_address: str | None, output: str) -> None:
+    from llmsched.replay.sweep import (
+        COMPARE_COLUMNS,
+        SweepJob,
+        grid_points,
+        lookup,
+        parse_sweep,
+        run_sweep,
+    )
+
+    points = grid_points(parse_sweep(specs))
+    jobs = [SweepJob(trace_obj.requests, base, p, version, trace_obj.wall_clock, setup, cost)
+            for p in points]
+
+    def progress(done: int, total: int) -> None:
+        sys.stderr.write(f"\rsweep {done}/{total} [{'#' * (20 * done // total):<20}]")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    result = run_sweep(jobs, executor, ray_address, progress=progress)
+    if output == "json":
+        typer.echo(json.dumps({"executor": result.executor, "points": result.points}, indent=2))
+        return
+    names = list(points[0]) if points else []
+    header = [*names, "blocks", *(label for _, label in COMPARE_COLUMNS)]
+    rows = []
+    for p in result.points:
+        row = [str(p["settings"][n]) for n in names] + [str(p["num_gpu_blocks"])]
+        for key, _ in COMPARE_COLUMNS:
+            v = lookup(p, key)
+            row.append("-" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v)))
+        rows.append(row)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    typer.echo("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    for r in rows:
+        typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+
+
+def _text_summary(s: dict[str, Any]) -> str:
+    def pct(d: dict[str, Any], unit: str = "") -> str:
+        if d.get("p50") is None:
+            return "-"
+        return f"p50 {d['p50']:.4g}{unit}  p90 {d['p90']:.4g}{unit}  p99 {d['p99']:.4g}{unit}"
+
+    lines = [
+        f"replay (vLLM {s['vllm_version']} scheduler): {s['num_requests']} requests, "
+        f"{s['num_finished']} finished, {s['num_rejected']} rejected",
+        f"  steps {s['total_steps']}, scheduled tokens {s['total_scheduled_tokens']}, "
+        f"preemptions {s['total_preemptions']} ({s['requests_preempted']} requests)",
+        f"  waiting: peak {s['waiting']['peak']}, mean {s['waiting']['mean']:.1f}; "
+        f"running: peak {s['running']['peak']}, mean {s['running']['mean']:.1f}",
+        f"  KV usage: peak {s['kv_usage']['peak']:.3f}, mean {s['kv_usage']['mean']:.3f}",
+        f"  TTFT (steps): {pct(s['ttft_steps'])}",
+        f"  end-to-end (steps): {pct(s['e2e_steps'])}",
+    ]
+    if "ttft_s" in s:
+        lines += [
+            f"  TTFT: {pct(s['ttft_s'], 's')}",
+            f"  TPOT: {pct(s['tpot_s'], 's')}",
+            f"  queue time: {pct(s['queue_s'], 's')}",
+            f"  throughput: {s['output_tokens_per_s']:.1f} output tokens/s, "
+            f"{s['requests_per_s']:.2f} requests/s over {s['total_time_s']:.1f}s",
+        ]
+    return "\n".join(lines)

@@ -1,0 +1,147 @@
+"""`diagnose` as text: the verdict, then the story layer by layer — what each scheduler
+decided and where it went wrong — with the evidence lines quoted and where they came from."""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+from llmsched.model import Finding, Layer, Report, Severity
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+LAYER_TITLES = {
+    Layer.kubernetes: "Kubernetes — places Pods on nodes",
+    Layer.ray: "Ray / KubeRay — places tasks, actors and placement groups on workers",
+    Layer.vllm: "vLLM — gives sequences KV-cache blocks, queues and preempts them",
+}
+SEVERITY_STYLES = {Severity.error: "bold red", Severity.warning: "yellow", Severity.info: "cyan"}
+MAX_QUOTES = 4
+
+
+def render_story(report: Report, *, color: bool = False, width: int | None = None) -> str:
+    from rich.console import Console
+    from rich.text import Text
+
+    from llmsched.render.text import (
+        _print_input_errors,
+        _print_not_evaluated,
+        _verdict_panel,
+        summary_line,
+    )
+
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        force_terminal=color,
+        width=width or 100,
+        no_color=not color,
+        highlight=False,
+        markup=False,
+        emoji=False,
+    )
+    console.print(_verdict_panel(report.verdict))
+    console.print()
+    ranking = {(r["rule"], r["subject"]): r for r in report.stats.get("ranking", [])}
+    diagnosed = [f for f in report.active_findings if f.rule.startswith("D")]
+    linted = [f for f in report.active_findings if not f.rule.startswith("D")]
+    for layer in Layer:
+        mine = [f for f in diagnosed if f.layer == layer]
+        if not mine:
+            continue
+        console.print(Text(LAYER_TITLES[layer], style="bold underline"))
+        for finding in mine:
+            _print_finding(console, finding, ranking.get((finding.rule, str(finding.subject))))
+        console.print()
+    if linted:
+        console.print(
+            Text(
+                "Manifest checks on the evidence (llmsched checklist lint)", style="bold underline"
+            )
+        )
+        for finding in linted:
+            line = Text("  ")
+            line.append(f"{finding.rule} ", style=SEVERITY_STYLES[finding.severity])
+            line.append(finding.message)
+            if finding.location:
+                line.append(f"  ({finding.location})", style="dim")
+            console.print(line)
+        console.print()
+    sources = report.stats.get("sources", [])
+    if sources:
+        console.print(Text("Evidence read", style="bold"))
+        for source in sources:
+            what = ", ".join(source.get("recognised_as") or []) or "nothing recognised"
+            where = source.get("path") or source.get("endpoint") or "?"
+            extra = ""
+            if source.get("unrecognised_lines"):
+                extra = f"; {source['unrecognised_lines']} line(s) not recognised"
+            console.print(Text(f"  {where}: {what}{extra}"))
+        console.print()
+    if report.not_evaluated:
+        _print_not_evaluated(console, report)
+    if report.errors:
+        _print_input_errors(console, report)
+    console.print(Text(summary_line(report), style="bold"))
+    out = buffer.getvalue()
+    if not color:
+        out = "\n".join(line.rstrip() for line in out.splitlines()) + "\n"
+    return out
+
+
+def _print_finding(console: Console, finding: Finding, ranked: dict | None) -> None:
+    from rich.padding import Padding
+    from rich.text import Text
+
+    head = Text("• ")
+    head.append(f"{finding.rule} {finding.name}", style=SEVERITY_STYLES[finding.severity])
+    if ranked is not None:
+        head.append(f"  (likelihood {ranked['confidence']:.0%}", style="dim")
+        if ranked.get("explained_by"):
+            head.append(f", explained by {ranked['explained_by']}", style="dim")
+        head.append(")", style="dim")
+    console.print(Padding(head, (0, 0, 0, 2)))
+    console.print(Padding(Text(finding.message), (0, 0, 0, 4)))
+    quotes = [e for e in finding.evidence if e.location is not None or e.source != "derived"]
+    for evidence in quotes[:MAX_QUOTES]:
+        where = f"{evidence.location}" if evidence.location else evidence.source
+        line = Text("│ ", style="dim")
+        line.append(
+            str(evidence.value).strip().splitlines()[0][:300] if str(evidence.value).strip() else ""
+        )
+        line.append(f"   ← {where}", style="dim")
+        console.print(Padding(line, (0, 0, 0, 4)))
+    derived = [e for e in finding.evidence if e.source == "derived" and e.location is None]
+    if derived:
+        facts = ", ".join(f"{e.key}={e.value}" for e in derived)
+        console.print(Padding(Text(facts, style="dim"), (0, 0, 0, 4)))
+    if finding.confirmation:
+        console.print(
+            Padding(Text(_confirmation_line(finding.confirmation), style="italic"), (0, 0, 0, 4))
+        )
+    fix, _, steps = finding.remediation.partition("\nNext steps:\n")
+    console.print(Padding(Text("fix: " + fix.strip()), (0, 0, 0, 4)))
+    if steps.strip():
+        console.print(Padding(Text("next:"), (0, 0, 0, 4)))
+        for step in steps.strip().splitlines():
+            console.print(Padding(Text(step), (0, 0, 0, 6)))
+
+
+def _confirmation_line(confirmation: dict) -> str:
+    status = confirmation.get("status", "?")
+    text = f"replay: {status}"
+    replayed = confirmation.get("replayed") or {}
+    remedy = confirmation.get("remedy") or {}
+    if replayed:
+        text += " — " + ", ".join(
+            f"{k} {v}" for k, v in replayed.items() if not isinstance(v, dict)
+        )
+    if remedy:
+        after = remedy.get("replayed") or {}
+        text += f"; remedy {remedy.get('change')}: " + ", ".join(
+            f"{k} {v}" for k, v in after.items() if not isinstance(v, dict)
+        )
+    if confirmation.get("reason"):
+        text += f" ({confirmation['reason']})"
+    return text
