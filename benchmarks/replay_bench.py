@@ -69,12 +69,16 @@ def main() -> None:
     tracemalloc.stop()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-    print(f"trace: {len(trace)} requests, {result.total_steps} steps, "
-          f"{result.total_scheduled_tokens} scheduled tokens, "
-          f"{result.total_preemptions} preemptions")
-    print(f"fast engine: {elapsed:.3f} s  "
-          f"({len(trace) / elapsed:,.0f} requests/s, {result.total_steps / elapsed:,.0f} steps/s, "
-          f"{result.total_scheduled_tokens / elapsed:,.0f} tokens/s)")
+    print(
+        f"trace: {len(trace)} requests, {result.total_steps} steps, "
+        f"{result.total_scheduled_tokens} scheduled tokens, "
+        f"{result.total_preemptions} preemptions"
+    )
+    print(
+        f"fast engine: {elapsed:.3f} s  "
+        f"({len(trace) / elapsed:,.0f} requests/s, {result.total_steps / elapsed:,.0f} steps/s, "
+        f"{result.total_scheduled_tokens / elapsed:,.0f} tokens/s)"
+    )
     print(f"peak memory: {peak / 2**20:.1f} MiB traced, {rss_mb:.1f} MiB max RSS (process)")
 
     if args.reference:
@@ -82,8 +86,10 @@ def main() -> None:
         ref = run_reference(trace.requests, config, keep_steps=False)
         ref_elapsed = time.perf_counter() - t0
         same = ref.summary_log_dict() == result.summary_log_dict()
-        print(f"reference engine: {ref_elapsed:.3f} s ({ref_elapsed / elapsed:.1f}x slower); "
-              f"same summary: {same}")
+        print(
+            f"reference engine: {ref_elapsed:.3f} s ({ref_elapsed / elapsed:.1f}x slower); "
+            f"same summary: {same}"
+        )
 
 
 if __name__ == "__main__":

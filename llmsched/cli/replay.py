@@ -30,7 +30,9 @@ def replay(
         typer.Option("--from-manifest", help="Derive the config from a Deployment/RayService."),
     ] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help="GPU, e.g. H100-80GB.")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model id, e.g. meta-llama/Llama-3.1-8B-Instruct.")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model id, e.g. meta-llama/Llama-3.1-8B-Instruct.")
+    ] = None,
     workload: Annotated[
         str | None,
         typer.Option(
@@ -68,8 +70,9 @@ def replay(
     from llmsched.replay.config import VLLM_VERSIONS
 
     if vllm_version not in VLLM_VERSIONS:
-        raise InputFileError(f"--vllm-version must be one of {', '.join(VLLM_VERSIONS)}",
-                             Location("--vllm-version"))
+        raise InputFileError(
+            f"--vllm-version must be one of {', '.join(VLLM_VERSIONS)}", Location("--vllm-version")
+        )
     if output not in ("text", "json"):
         raise InputFileError("--output must be text or json", Location("--output"))
     if engine not in ("v1", "v0"):
@@ -88,12 +91,22 @@ def replay(
     from llmsched.replay.fast_engine import run_fast
     from llmsched.replay.workload import parse_config
 
-    cfg = parse_config(base, str(config) if config else "--engine-args",
-                       text=_read(config), vllm_version=vllm_version)
+    cfg = parse_config(
+        base,
+        str(config) if config else "--engine-args",
+        text=_read(config),
+        vllm_version=vllm_version,
+    )
     keep = step_log is not None
     typer.echo(f"replaying {len(trace_obj)} requests...", err=True)
-    result = run_fast(trace_obj.requests, cfg, keep_steps=keep, step_time=cost,
-                      wall_clock=trace_obj.wall_clock, path=trace_obj.path)
+    result = run_fast(
+        trace_obj.requests,
+        cfg,
+        keep_steps=keep,
+        step_time=cost,
+        wall_clock=trace_obj.wall_clock,
+        path=trace_obj.path,
+    )
     if step_log is not None:
         with step_log.open("w", encoding="utf-8") as f:
             result.write_step_log(f)
@@ -157,7 +170,9 @@ def _base_config(
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputFileError(f"invalid JSON: {exc.msg}", Location(str(config), exc.lineno))
+            raise InputFileError(
+                f"invalid JSON: {exc.msg}", Location(str(config), exc.lineno)
+            ) from None
         if not isinstance(obj, dict):
             raise InputFileError("the config must be a JSON object", Location(str(config), 1))
         return None, obj
@@ -189,8 +204,17 @@ def _cost_model(wall_clock: bool, setup: Any, gpu: str | None, model: str | None
     return roofline_for(gpu_name, model_name, tp)
 
 
-def _run_sweep(trace_obj: Any, base: dict[str, Any], setup: Any, version: str, cost: Any,
-               specs: list[str], executor: str, ray_address: str | None, output: str) -> None:
+def _run_sweep(
+    trace_obj: Any,
+    base: dict[str, Any],
+    setup: Any,
+    version: str,
+    cost: Any,
+    specs: list[str],
+    executor: str,
+    ray_address: str | None,
+    output: str,
+) -> None:
     from llmsched.replay.sweep import (
         COMPARE_COLUMNS,
         SweepJob,
@@ -201,8 +225,10 @@ def _run_sweep(trace_obj: Any, base: dict[str, Any], setup: Any, version: str, c
     )
 
     points = grid_points(parse_sweep(specs))
-    jobs = [SweepJob(trace_obj.requests, base, p, version, trace_obj.wall_clock, setup, cost)
-            for p in points]
+    jobs = [
+        SweepJob(trace_obj.requests, base, p, version, trace_obj.wall_clock, setup, cost)
+        for p in points
+    ]
 
     def progress(done: int, total: int) -> None:
         sys.stderr.write(f"\rsweep {done}/{total} [{'#' * (20 * done // total):<20}]")
@@ -224,9 +250,9 @@ def _run_sweep(trace_obj: Any, base: dict[str, Any], setup: Any, version: str, c
             row.append("-" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v)))
         rows.append(row)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    typer.echo("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    typer.echo("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
     for r in rows:
-        typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+        typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
 
 
 def _text_summary(s: dict[str, Any]) -> str:

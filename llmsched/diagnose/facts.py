@@ -126,6 +126,14 @@ def _new_pod(namespace: str | None, name: str) -> dict[str, Any]:
         "deleting": False,
         "signatures": [],
         "events": [],
+        "node_selectors": [],  # "key=value" (nodeSelector) and "key in (a, b)" (node affinity)
+        "tolerations": [],
+        "probes": {},  # liveness|readiness|startup -> see _probe
+        "scheduling": {},  # from FailedScheduling: total, per-reason node counts, taints
+        "siblings": [],  # other pods of the same owner: name, phase, template_hash, node...
+        "engine_healthy": None,  # the vLLM engine in this pod: /health, or an engine-dead log
+        "engine_reachable": None,
+        "engine_endpoint": None,
     }
 
 
@@ -168,6 +176,7 @@ def _pod_from_object(item: Mapping[str, Any]) -> dict[str, Any]:
         images=images,
         deleting=meta.get("deletionTimestamp") is not None,
     )
+    _pod_spec_extras(pod, spec)
     return pod
 
 
@@ -199,11 +208,192 @@ def _pod_from_describe(fields: Mapping[str, Any]) -> dict[str, Any]:
         pod["labels"] = {str(k): str(v) for k, v in labels.items()}
         pod["is_ray"] = "ray.io/cluster" in pod["labels"]
     pod["owner"] = _owner(pod["name"], pod["labels"], [])
+    _describe_extras(pod, fields)
     return pod
 
 
 def _pod_key(namespace: Any, name: Any) -> str:
     return f"{namespace or 'default'}/{name}"
+
+
+_PROBE_KINDS = {"httpGet": "http-get", "tcpSocket": "tcp-socket", "exec": "exec", "grpc": "grpc"}
+_PROBE_NUMBER = re.compile(r"\b(delay|timeout|period|#failure)=(\d+)s?\b")
+
+
+def _probe(
+    kind: str, target: str, delay: int, timeout: int, period: int, failure: int
+) -> dict[str, Any]:
+    # budget_s: how long a container may stay unanswering before the probe gives up on it
+    return {
+        "kind": kind,
+        "target": target,
+        "delay": delay,
+        "timeout": timeout,
+        "period": period,
+        "failure": failure,
+        "budget_s": delay + period * failure,
+    }
+
+
+def _probe_from_spec(probe: Mapping[str, Any]) -> dict[str, Any]:
+    kind = next((v for k, v in _PROBE_KINDS.items() if k in probe), "unknown")
+    handler: Mapping[str, Any] = next((probe[k] for k in _PROBE_KINDS if k in probe), {}) or {}
+    if kind == "http-get":
+        target = f"{handler.get('path', '/')}:{handler.get('port', '')}"
+    elif kind == "exec":
+        target = " ".join(str(c) for c in handler.get("command") or [])
+    else:
+        target = f":{handler.get('port', '')}"
+    return _probe(
+        kind,
+        target,
+        int(probe.get("initialDelaySeconds") or 0),
+        int(probe.get("timeoutSeconds") or 1),
+        int(probe.get("periodSeconds") or 10),
+        int(probe.get("failureThreshold") or 3),
+    )
+
+
+def _probe_from_describe(value: str) -> dict[str, Any]:
+    """`http-get http://:8000/health delay=30s timeout=1s period=10s #success=1 #failure=3`."""
+    parts = value.split()
+    numbers = {k.lstrip("#"): int(v) for k, v in _PROBE_NUMBER.findall(value)}
+    target = parts[1] if len(parts) > 1 and "=" not in parts[1] else ""
+    return _probe(
+        parts[0] if parts else "unknown",
+        target,
+        numbers.get("delay", 0),
+        numbers.get("timeout", 1),
+        numbers.get("period", 10),
+        numbers.get("failure", 3),
+    )
+
+
+def _pod_spec_extras(pod: dict[str, Any], spec: Mapping[str, Any]) -> None:
+    pod["node_selectors"] = [f"{k}={v}" for k, v in (spec.get("nodeSelector") or {}).items()]
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    for term in required.get("nodeSelectorTerms") or []:
+        for expression in term.get("matchExpressions") or []:
+            values = ", ".join(str(v) for v in expression.get("values") or [])
+            pod["node_selectors"].append(
+                f"{expression.get('key')} {str(expression.get('operator', '')).lower()} ({values})"
+            )
+    pod["tolerations"] = [
+        f"{t.get('key', '')}{'=' + str(t['value']) if t.get('value') else ''}"
+        f":{t.get('effect', '')} op={t.get('operator', 'Equal')}"
+        for t in spec.get("tolerations") or []
+    ]
+    for container in spec.get("containers") or []:
+        for name in ("liveness", "readiness", "startup"):
+            probe = container.get(f"{name}Probe")
+            if isinstance(probe, Mapping) and name not in pod["probes"]:
+                pod["probes"][name] = _probe_from_spec(probe)
+
+
+def _describe_extras(pod: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    pod["node_selectors"] = [str(s) for s in fields.get("node_selectors") or []]
+    pod["tolerations"] = [str(t) for t in fields.get("tolerations") or []]
+    for container in fields.get("containers") or []:
+        if container.get("init"):
+            continue
+        for name in ("liveness", "readiness", "startup"):
+            value = container.get(f"{name}_probe")
+            if value and name not in pod["probes"]:
+                pod["probes"][name] = _probe_from_describe(str(value))
+    if pod["template_hash"] is None and _HASH_SUFFIX.search(pod["name"]):
+        pod["template_hash"] = pod["name"].rsplit("-", 2)[1]
+
+
+_SCHEDULING_REASONS = {
+    "k8s.pending.insufficient-gpu": "insufficient_gpu",
+    "k8s.pending.node-selector-mismatch": "selector_mismatch",
+    "k8s.pending.untolerated-taint": "untolerated_taint",
+    "k8s.pending.node-unschedulable": "unschedulable",
+}
+
+
+def _scheduling(observations: Sequence[Observation]) -> dict[str, Any]:
+    """The FailedScheduling verdict, per reason: how many nodes it ruled out (the largest seen)."""
+    out: dict[str, Any] = {}
+    taints: dict[str, int] = {}
+    for o in observations:
+        if o.signature == "k8s.pending.scheduling-failed" and o.fields.get("total") is not None:
+            out["total"] = max(out.get("total", 0), int(o.fields["total"]))
+        reason = _SCHEDULING_REASONS.get(o.signature)
+        if reason is None or o.fields.get("nodes") is None:
+            continue
+        out[reason] = max(out.get(reason, 0), int(o.fields["nodes"]))
+        if o.fields.get("taint") is not None:
+            taint = str(o.fields["taint"]).strip()
+            taints[taint] = max(taints.get(taint, 0), int(o.fields["nodes"]))
+    if taints:
+        out["taints"] = [{"taint": k, "nodes": v} for k, v in taints.items()]
+    return out
+
+
+_ENGINE_LAYERS = ("vllm",)
+
+
+def _adopt_unowned_engine_lines(facts: Facts) -> None:
+    """Pasted `kubectl describe pod` plus its logs: with exactly one pod named, the engine's
+    log lines (which name no pod) are that pod's."""
+    named = [p for p in facts.pods.values() if p.data["name"] not in ("", "(pod not named)")]
+    if len(named) != 1:
+        return
+    pod = named[0]
+    held = {id(o) for o in pod.observations}
+    for observation in facts.observations:
+        if (
+            observation.layer in _ENGINE_LAYERS
+            and not observation.fields.get("pod")
+            and id(observation) not in held
+        ):
+            pod.observations.append(observation)
+
+
+def _link_pods(facts: Facts) -> None:
+    """Joins a pod needs: its FailedScheduling reasons, its siblings, its engine's health."""
+    from llmsched.snapshot import safe_name
+
+    by_owner: dict[str, list[dict[str, Any]]] = {}
+    for subject in facts.pods.values():
+        pod = subject.data
+        pod["scheduling"] = _scheduling(subject.observations)
+        if not pod["owner"].startswith("Pod/"):
+            by_owner.setdefault(pod["owner"], []).append(pod)
+        names = {
+            f"pod:{pod['namespace']}/{pod['name']}",
+            safe_name(f"{pod['namespace']}_{pod['name']}"),
+        }
+        marker = f"/namespaces/{pod['namespace']}/pods/{pod['name']}:"
+        for key, endpoint in facts.endpoints.items():
+            if key in names or marker in str(endpoint.data.get("url") or ""):
+                pod["engine_endpoint"] = key
+                healthy = endpoint.data.get("healthy")
+                if healthy is not None and pod["engine_healthy"] is not False:
+                    pod["engine_healthy"] = bool(healthy)
+                if endpoint.data.get("reachable") is not None:
+                    pod["engine_reachable"] = bool(endpoint.data["reachable"])
+        if any(o.signature == "vllm.engine-dead" for o in subject.observations):
+            pod["engine_healthy"] = False
+    for pods in by_owner.values():
+        for pod in pods:
+            pod["siblings"] = [
+                {
+                    "name": other["name"],
+                    "phase": other["phase"],
+                    "ready": other["ready"],
+                    "node": other["node"],
+                    "template_hash": other["template_hash"],
+                    "gpu_product": other["gpu_product"],
+                    "gpu_limit": other["gpu_limit"],
+                    "deleting": other["deleting"],
+                }
+                for other in pods
+                if other is not pod
+            ]
 
 
 # ---- building ------------------------------------------------------------------------------
@@ -430,6 +620,7 @@ def _node_from_describe(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _link_nodes(facts: Facts) -> None:
+    _adopt_unowned_engine_lines(facts)
     for pod in facts.pods.values():
         node = facts.nodes.get(str(pod.data.get("node")))
         if node is not None:
@@ -441,6 +632,7 @@ def _link_nodes(facts: Facts) -> None:
         ]
         if pod.data["phase"] is None and any(s.startswith("k8s.pending") for s in pod.signatures):
             pod.data["phase"] = "Pending"
+    _link_pods(facts)
     for subject in (*facts.endpoints.values(), *facts.ray.values(), *facts.nodes.values()):
         subject.data["signatures"] = subject.signatures
 
@@ -606,6 +798,35 @@ def _merge_ray_observation(data: dict[str, Any], observation: Observation) -> No
 
 # ---- vLLM ----------------------------------------------------------------------------------
 
+# the engine refused to start: the KV cache cannot be sized (DVLLM07)
+VLLM_STARTUP_ERRORS = (
+    "vllm.max-seq-len-too-large",
+    "vllm.kv-cache-insufficient",
+    "vllm.no-cache-memory",
+    "vllm.gpu-memory-fraction",
+)
+# engine arguments a metrics-only endpoint can borrow from the same server's logs
+_VLLM_REGRESSION_WORDS = re.compile(
+    r"regress|slow|decrease|degrad|drop|worse|lower|higher (?:ttft|latency)|下降|变慢|变高|退步",
+    re.IGNORECASE,
+)
+_VLLM_CONFIG_KEYS = ("max_num_seqs", "max_model_len", "max_num_batched_tokens", "version")
+
+
+def _vllm_config_by_name(endpoints: Iterable[Subject]) -> dict[str, dict[str, Any]]:
+    """Engine args and version logged by a server, under every name its endpoint may carry:
+    `pod:<ns>/<pod>` (its logs), `<ns>_<pod>` (its scraped /metrics in a bundle)."""
+    out: dict[str, dict[str, Any]] = {}
+    for subject in endpoints:
+        config = {k: subject.data.get(k) for k in _VLLM_CONFIG_KEYS if subject.data.get(k)}
+        if not config:
+            continue
+        out[subject.key] = config
+        if subject.key.startswith("pod:"):
+            out[subject.key.removeprefix("pod:").replace("/", "_", 1)] = config
+    return out
+
+
 
 def _endpoint_base(name: str, url: str | None) -> dict[str, Any]:
     return {
@@ -645,6 +866,21 @@ def _endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "kv_cache_tokens": None,
         "max_num_batched_tokens": None,
         "tensor_parallel_size": None,
+        # start-up failures: [{signature, ...fields}] (KV capacity, memory fraction)
+        "startup_errors": [],
+        "prompt_rejections": 0,
+        "prompt_limit": None,
+        "prompt_requested_max": None,
+        "upgrade_from": None,
+        "upgrade_to": None,
+        "upgrade_regression": False,  # the upgrade sentence also says it got worse
+        "preemption_mode": None,
+        "prefill_p90": None,
+        "prompt_len_p90": None,
+        "requests_finished": None,
+        "requests_repreempted": None,  # finished requests preempted 3 times or more
+        "waiting_first": None,  # first sample (log line or scrape), to tell growth
+        "kv_usage_first": None,
     }
 
 
@@ -679,10 +915,27 @@ def _merge_engine_metrics(data: dict[str, Any], engine: EngineMetrics) -> None:
         engine, "inter_token_latency_seconds", 0.9
     )
     data["queue_p90"] = _quantile(engine, "request_queue_time_seconds", 0.9)
+    data["prefill_p90"] = _quantile(engine, "request_prefill_time_seconds", 0.9)
+    data["prompt_len_p90"] = _quantile(engine, "request_prompt_tokens", 0.9)
+    _merge_request_preemptions(data, engine)
     for key in ("running", "waiting", "kv_usage"):
         if data[key] is not None:
             data[f"{key}_max"] = max(data[f"{key}_max"] or 0, data[key])
     data["samples"] += 1
+
+
+def _merge_request_preemptions(data: dict[str, Any], engine: EngineMetrics) -> None:
+    """Finished requests by how often each was preempted (`request_num_preemptions`)."""
+    histogram = engine.histograms.get("request_num_preemptions")
+    if histogram is None or not histogram.count:
+        return
+    at_most_two = max(
+        (cumulative for upper, cumulative in histogram.bucket_pairs() if upper <= 2.0), default=0.0
+    )
+    data["requests_finished"] = (data["requests_finished"] or 0) + histogram.count
+    data["requests_repreempted"] = (data["requests_repreempted"] or 0) + (
+        histogram.count - at_most_two
+    )
 
 
 def _add_metrics_endpoint(facts: Facts, evidence: MetricsEvidence) -> None:
@@ -699,6 +952,10 @@ def _add_metrics_endpoint(facts: Facts, evidence: MetricsEvidence) -> None:
         before = sum(e.counters.get("num_preemptions_total", 0.0) for e in first.engines.values())
         after = sum(e.counters.get("num_preemptions_total", 0.0) for e in last.engines.values())
         data["preemptions_delta"] = after - before
+        waiting = [e.gauges.get("num_requests_waiting") for e in first.engines.values()]
+        kv = [e.gauges.get("kv_cache_usage_perc") for e in first.engines.values()]
+        data["waiting_first"] = sum(w for w in waiting if w is not None) if waiting else None
+        data["kv_usage_first"] = max((k for k in kv if k is not None), default=None)
     facts.endpoints[key] = Subject("endpoint", key, data, [], evidence.location)
 
 
@@ -721,9 +978,12 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         for key, value in (("running", running), ("waiting", waiting), ("kv_usage", kv)):
             if value is not None:
                 data[f"{key}_max"] = max(data[f"{key}_max"] or 0, value)
+        if data["samples"] == 0:
+            data["waiting_first"], data["kv_usage_first"] = waiting, kv
         data["samples"] += 1
     elif signature == "vllm.preemption":
         data["preemption_warnings"] += 1
+        data["preemption_mode"] = fields.get("mode") or data["preemption_mode"]
         total = fields.get("total_preemptions")
         if total is not None:
             data["preemptions_total"] = max(data["preemptions_total"] or 0, total)
@@ -739,6 +999,20 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
             data["max_model_len"] = fields["tokens_per_request"]
         if fields.get("kv_cache_tokens") is not None:
             data["kv_cache_tokens"] = fields["kv_cache_tokens"]
+    elif signature in VLLM_STARTUP_ERRORS:
+        data["startup_errors"].append({"signature": signature, **fields})
+    elif signature == "vllm.prompt-too-long":
+        data["prompt_rejections"] += 1
+        data["prompt_limit"] = fields.get("limit") or data["prompt_limit"]
+        requested = fields.get("requested")
+        if requested is not None:
+            data["prompt_requested_max"] = max(data["prompt_requested_max"] or 0, requested)
+    elif signature == "vllm.upgrade":
+        data["upgrade_from"] = fields.get("from_version") or data["upgrade_from"]
+        data["upgrade_to"] = fields.get("to_version") or data["upgrade_to"]
+        data["upgrade_regression"] = data["upgrade_regression"] or bool(
+            _VLLM_REGRESSION_WORDS.search(observation.text)
+        )
     elif signature == "vllm.version":
         data["version"] = fields.get("version") or data["version"]
         data["engine"] = fields.get("engine") or data["engine"]
@@ -799,6 +1073,36 @@ def _cluster(facts: Facts) -> Subject:
         "vllm_versions": sorted(
             {str(e.data["version"]) for e in facts.endpoints.values() if e.data.get("version")}
         ),
+        "vllm_config": _vllm_config_by_name(facts.endpoints.values()),
+        "vllm_upgrades": [
+            {
+                "from": e.data["upgrade_from"],
+                "to": e.data["upgrade_to"],
+                "regression": e.data["upgrade_regression"],
+            }
+            for e in facts.endpoints.values()
+            if e.data.get("upgrade_to")
+        ],
         "signatures": signatures,
+        "k8s_nodes": [
+            {k: n[k] for k in ("name", "labels", "gpu_product", "gpu_capacity", "taints")}
+            for n in nodes
+        ],
+        "k8s_nccl_shm_failures": [
+            {
+                "text": o.text,
+                "segment": o.fields.get("segment"),
+                "size": o.fields.get("size"),
+                "pod": o.fields.get("pod"),
+            }
+            for o in facts.observations
+            if o.signature == "nccl.shm-failure"
+        ],
+        "gpu_device_plugin_pods": [
+            {"name": p["name"], "node": p["node"], "phase": p["phase"]}
+            for p in pods
+            if "device-plugin" in p["name"]
+            or any("k8s-device-plugin" in image for image in p["images"])
+        ],
     }
     return Subject("cluster", "cluster", data, list(facts.cluster.observations))

@@ -68,7 +68,7 @@ def _svg_chart(values: Sequence[float], label: str, top: float | None, width: in
         f"{i * step:.1f},{height - 10 - (height - 20) * v / peak:.1f}" for i, v in enumerate(data)
     )
     return (
-        f'<figure><figcaption>{html.escape(label)} (max {max(values, default=0):.3g})'
+        f"<figure><figcaption>{html.escape(label)} (max {max(values, default=0):.3g})"
         f'</figcaption><svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
         f'role="img" aria-label="{html.escape(label)}"><rect width="100%" height="100%" '
         f'fill="#fafafa"/><polyline fill="none" stroke="#1f77b4" stroke-width="1.5" '

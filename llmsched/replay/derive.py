@@ -67,8 +67,14 @@ def setup_from_engine_args(
     parsed = parse_vllm_argv(tokens, positional_model=positional)
     if parsed.errors:
         raise InputFileError(parsed.errors[0], loc)
-    return _setup(parsed.model or parsed.explicit.get("model"), parsed.explicit, gpu, model,
-                  vllm_version, "--engine-args")
+    return _setup(
+        parsed.model or parsed.explicit.get("model"),
+        parsed.explicit,
+        gpu,
+        model,
+        vllm_version,
+        "--engine-args",
+    )
 
 
 def setup_from_manifest(
@@ -127,7 +133,9 @@ def _setup(
     return EngineSetup(name, gpu, dict(explicit), vllm_version, where)
 
 
-def derive_config(setup: EngineSetup, sweep_overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def derive_config(
+    setup: EngineSetup, sweep_overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Scheduler config keys (as in the config JSON) for this engine setup."""
     from llmsched.knowledge.gpus import require_gpu
     from llmsched.knowledge.kv_capacity import kv_capacity
@@ -181,7 +189,9 @@ def tp_of(setup: EngineSetup) -> int:
     return int(setup.explicit.get("tensor_parallel_size") or 1)
 
 
-def split_overrides(overrides: Mapping[str, Any], config_keys: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_overrides(
+    overrides: Mapping[str, Any], config_keys: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(scheduler config keys, engine args that need a re-derivation)."""
     config = {k: v for k, v in overrides.items() if k in config_keys}
     engine = {k: v for k, v in overrides.items() if k not in config_keys}

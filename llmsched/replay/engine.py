@@ -134,8 +134,11 @@ def run_reference(
             rec.rejected[tr.request_id] = reason
             continue
         pending.append(make_request(tr, index, config))
-        pending_arrival.append(tr.arrival_time if wall_clock and tr.arrival_time is not None
-                               else float(tr.arrival_step))
+        pending_arrival.append(
+            tr.arrival_time
+            if wall_clock and tr.arrival_time is not None
+            else float(tr.arrival_step)
+        )
         rec.requests[tr.request_id] = RequestRecord(
             arrival_step=None if wall_clock else tr.arrival_step,
             arrival_time=tr.arrival_time,
@@ -203,8 +206,12 @@ def run_reference(
         check_progress(sched, out.total_num_scheduled_tokens + len(out.preempted), n - i)
         step += 1
         now = end
-    return _result(rec, config, sched.kv_cache_manager.prefix_cache_stats.to_dict(),
-                   now if wall_clock else None)
+    return _result(
+        rec,
+        config,
+        sched.kv_cache_manager.prefix_cache_stats.to_dict(),
+        now if wall_clock else None,
+    )
 
 
 def _shape(sched: Scheduler, scheduled: dict[str, int]) -> StepShape:

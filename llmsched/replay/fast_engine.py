@@ -357,9 +357,7 @@ class _FastReplay:
             for r in finishing:
                 lazy_ids.add(r.request_id)
             scheduled = {
-                rid: active_map.get(rid, 1)
-                for rid in order
-                if rid in active_map or rid in lazy_ids
+                rid: active_map.get(rid, 1) for rid in order if rid in active_map or rid in lazy_ids
             }
             scheduled.update(admitted)
         self._record(

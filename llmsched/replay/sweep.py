@@ -48,7 +48,10 @@ def _value(text: str) -> Any:
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     names = list(grid)
-    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+    return [
+        dict(zip(names, combo, strict=True))
+        for combo in itertools.product(*(grid[n] for n in names))
+    ]
 
 
 @dataclass(frozen=True)
@@ -82,8 +85,11 @@ def run_point(job: SweepJob) -> dict[str, Any]:
         base.update(derive_config(job.setup, engine_over))
     config = parse_config(base, "--sweep", overrides=config_over, vllm_version=job.vllm_version)
     result = run_fast(job.trace, config, step_time=job.cost, wall_clock=job.wall_clock)
-    return {"settings": dict(job.overrides), "num_gpu_blocks": config.num_gpu_blocks,
-            **result.summary()}
+    return {
+        "settings": dict(job.overrides),
+        "num_gpu_blocks": config.num_gpu_blocks,
+        **result.summary(),
+    }
 
 
 @dataclass
@@ -100,7 +106,9 @@ def run_sweep(
     progress: Progress | None = None,
 ) -> SweepResult:
     if executor not in EXECUTORS:
-        raise InputFileError(f"executor must be one of {', '.join(EXECUTORS)}", Location("--executor"))
+        raise InputFileError(
+            f"executor must be one of {', '.join(EXECUTORS)}", Location("--executor")
+        )
     if executor == "auto":
         executor = "ray" if _ray_available() else "process"
         if len(jobs) <= 1:
@@ -123,7 +131,9 @@ def _ray_available() -> bool:
     return find_spec("ray") is not None
 
 
-def _run_processes(jobs: Sequence[SweepJob], workers: int | None, report: Progress) -> list[dict[str, Any]]:
+def _run_processes(
+    jobs: Sequence[SweepJob], workers: int | None, report: Progress
+) -> list[dict[str, Any]]:
     import concurrent.futures as cf
     import multiprocessing
 
@@ -137,7 +147,9 @@ def _run_processes(jobs: Sequence[SweepJob], workers: int | None, report: Progre
     return [r for r in results if r is not None]
 
 
-def _run_ray(jobs: Sequence[SweepJob], address: str | None, report: Progress) -> list[dict[str, Any]]:
+def _run_ray(
+    jobs: Sequence[SweepJob], address: str | None, report: Progress
+) -> list[dict[str, Any]]:
     import ray
 
     started = False

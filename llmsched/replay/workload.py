@@ -55,9 +55,7 @@ def parse_trace_line(obj: Any, loc: Location) -> TraceRequest:
         raise InputFileError("a trace line must be a JSON object", loc)
     unknown = sorted(set(obj) - set(TRACE_KEYS))
     if unknown:
-        raise InputFileError(
-            f"unknown key {unknown[0]!r} (expected {', '.join(TRACE_KEYS)})", loc
-        )
+        raise InputFileError(f"unknown key {unknown[0]!r} (expected {', '.join(TRACE_KEYS)})", loc)
     if "id" not in obj:
         raise InputFileError("missing key 'id'", loc)
     rid = obj["id"]
@@ -123,7 +121,9 @@ def parse_trace(text: str, path: str = "<trace>") -> Trace:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputFileError(f"invalid JSON: {exc.msg}", Location(path, lineno, exc.colno))
+            raise InputFileError(
+                f"invalid JSON: {exc.msg}", Location(path, lineno, exc.colno)
+            ) from None
         req = parse_trace_line(obj, loc)
         if req.request_id in seen:
             raise InputFileError(
@@ -181,7 +181,9 @@ def parse_config(
             try:
                 values[key] = SchedulingPolicy(value)
             except ValueError:
-                raise InputFileError(f"policy must be fcfs or priority, got {value!r}", loc) from None
+                raise InputFileError(
+                    f"policy must be fcfs or priority, got {value!r}", loc
+                ) from None
         elif key in ("enable_chunked_prefill", "enable_prefix_caching"):
             if not isinstance(value, bool):
                 raise InputFileError(f"{key} must be true or false, got {value!r}", loc)
@@ -223,7 +225,9 @@ def load_config(
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputFileError(f"invalid JSON: {exc.msg}", Location(str(p), exc.lineno, exc.colno))
+        raise InputFileError(
+            f"invalid JSON: {exc.msg}", Location(str(p), exc.lineno, exc.colno)
+        ) from None
     return parse_config(obj, str(p), text, overrides, vllm_version)
 
 
@@ -403,9 +407,7 @@ def estimate_workload_from_metrics(
     def delta(name: str) -> float:
         return max(0.0, float(after.get(name, 0.0)) - float(before.get(name, 0.0)))
 
-    finished = delta("vllm:request_success_total") or delta(
-        "vllm:request_prompt_tokens_count"
-    )
+    finished = delta("vllm:request_success_total") or delta("vllm:request_prompt_tokens_count")
     if finished <= 0:
         raise ValueError("no request finished between the two scrapes")
     prompt_tokens = delta("vllm:prompt_tokens_total") or delta("vllm:request_prompt_tokens_sum")

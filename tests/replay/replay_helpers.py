@@ -3,7 +3,6 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden"
 
@@ -11,8 +10,6 @@ GOLDEN = DATA / "golden"
 def golden_lines(name: str) -> list[str]:
     with gzip.open(GOLDEN / f"{name}.vllm-0.32.steps.jsonl.gz", "rt", encoding="utf-8") as f:
         return f.read().splitlines()
-
-
 
 
 def trace_requests(specs: list[tuple[int, int, int]], **common: object) -> list:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from replay_helpers import GOLDEN, golden_lines
 
 from llmsched.replay.engine import run_reference
 from llmsched.replay.fast_engine import run_fast
 from llmsched.replay.metrics import SCHEDULER_CLASS
 from llmsched.replay.workload import load_config, load_trace
-
-from replay_helpers import GOLDEN, golden_lines
 
 VLLM_CLASS = "vllm.v1.core.sched.scheduler.Scheduler"
 
@@ -30,7 +29,7 @@ def test_step_lines_byte_identical(name: str, engine: str, version: str) -> None
     mine = replay_lines(name, engine, version)
     gold = golden_lines(name)
     assert len(mine) == len(gold)
-    for k, (a, b) in enumerate(zip(mine[:-1], gold[:-1])):
+    for k, (a, b) in enumerate(zip(mine[:-1], gold[:-1], strict=True)):
         assert json.loads(a) == json.loads(b), f"step {k}"
         assert a == b, f"step {k}: same JSON, different text"
 

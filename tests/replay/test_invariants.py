@@ -8,6 +8,7 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from llmsched.errors import LlmschedError
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.engine import check_fits, make_request, rejection_reason, run_reference
 from llmsched.replay.fast_engine import run_fast
@@ -15,7 +16,6 @@ from llmsched.replay.kv_cache_manager import KVCacheManager
 from llmsched.replay.request import TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 from llmsched.replay.scheduler import Scheduler
-from llmsched.errors import LlmschedError
 
 
 @st.composite
@@ -102,7 +102,9 @@ def test_invariants_after_every_step(trace: list[TraceRequest], config: Schedule
     except LlmschedError:
         return
     sched = Scheduler(config)
-    pending = [make_request(t, i, config) for i, t in enumerate(trace) if not rejection_reason(t, config)]
+    pending = [
+        make_request(t, i, config) for i, t in enumerate(trace) if not rejection_reason(t, config)
+    ]
     arrivals = [t.arrival_step for t in trace if not rejection_reason(t, config)]
     step = i = 0
     while i < len(pending) or sched.has_requests():
