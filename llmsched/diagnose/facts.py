@@ -662,6 +662,11 @@ def _ray_base(address: str | None) -> dict[str, Any]:
         "serve_gpu_nodes": [],
         "batch_gpu_nodes": [],
         "signatures": [],
+        "active_nodes": 0,
+        "pending_nodes": 0,
+        "shared_gpu_nodes": [],
+        "memory_kills": [],
+        "unfulfilled_requests": [],
     }
 
 
@@ -679,9 +684,13 @@ def _ray_from_view(view: RayView, address: str | None) -> dict[str, Any]:
             "head": n.is_head,
             "gpus": _gpu_of(n.total),
             "gpus_available": _gpu_of(n.available) if n.available is not None else None,
+            "name": _ray_node_name(n.labels) or n.ip,
+            "group": n.labels.get("ray.io/node-group"),
+            "node_id": n.node_id,
         }
         for n in alive
     ]
+    data["active_nodes"] = len(alive)
     data["gpus_total"] = sum(_gpu_of(n.total) for n in alive)
     if all(n.available is not None for n in alive):
         data["gpus_available"] = sum(_gpu_of(n.available) for n in alive)
@@ -746,6 +755,7 @@ def _ray_from_view(view: RayView, address: str | None) -> dict[str, Any]:
             (serve_nodes if serving else batch_nodes).add(actor.node_id)
     data["serve_gpu_nodes"] = sorted(serve_nodes)
     data["batch_gpu_nodes"] = sorted(batch_nodes)
+    data["shared_gpu_nodes"] = _shared_gpu_nodes(view)
     data["failed_tasks"] = sum(t.failed_attempts for t in view.tasks)
     data["retried_tasks"] = sum(t.retried_attempts for t in view.tasks)
     return data
@@ -759,16 +769,37 @@ def _merge_ray_observation(data: dict[str, Any], observation: Observation) -> No
         used = fields.get("gpu_used")
         data["gpus_used"] = used
         if used is not None and fields.get("gpu_total") is not None:
-            data["gpus_available"] = float(fields["gpu_total"]) - float(used)
+            # `used` leaves out idle placement-group reservations, which are not free either
+            gpu = (fields.get("resources") or {}).get("GPU") or {}
+            idle_reserved = max(0.0, gpu.get("pg_reserved", 0.0) - gpu.get("pg_used", 0.0))
+            data["gpus_available"] = float(fields["gpu_total"]) - float(used) - idle_reserved
     elif signature == "ray.node.gpus":
         gpus = float(fields.get("gpu_total") or 0)
         data["nodes"].append(
-            {"ip": fields.get("node"), "head": False, "gpus": gpus, "gpus_available": None}
+            {
+                "ip": fields.get("node"),
+                "head": _ray_group_is_head(fields.get("group"), fields.get("node")),
+                "gpus": gpus,
+                "gpus_available": None,
+                "name": fields.get("node"),
+                "group": fields.get("group"),
+                "node_id": None,
+            }
         )
         if gpus == 0:
             data["zero_gpu_nodes"] += 1
         else:
             data["gpu_nodes"] += 1
+    elif signature == "ray.nodes":
+        counts = fields.get("counts") or {}
+        data["active_nodes"] = int(counts.get("active", 0)) + int(counts.get("idle", 0))
+        data["pending_nodes"] = int(counts.get("pending", 0))
+    elif signature == "ray.memory-monitor-kill":
+        data["memory_kills"].append({**fields, "line": observation.text})
+    elif signature in _UNFULFILLED_SIGNATURES:
+        data["unfulfilled_requests"].append(
+            {"signature": signature, "request": fields.get("request"), "line": observation.text}
+        )
     elif signature in ("ray.demand.pending", "ray.demand.infeasible", "ray.pg.pending"):
         item: dict[str, Any] = {
             "kind": "placement_group"
@@ -794,6 +825,186 @@ def _merge_ray_observation(data: dict[str, Any], observation: Observation) -> No
         data["pending_gpu_demand"] += item["count"] * (
             _gpu_of(item["shape"]) + sum(_gpu_of(b) for b in item["bundles"])
         )
+
+
+_UNFULFILLED_SIGNATURES = (
+    "ray.autoscaler.no-node-type",
+    "ray.demand.unschedulable-warning",
+    "ray.serve.replica-pending",
+)
+# Actors that serve online traffic: Serve replicas, vLLM's Ray engine workers.
+_SERVING_ACTOR = re.compile(r"^ServeReplica|RayWorkerWrapper|LLMServer|^VLLM")
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+
+
+def _ray_node_name(labels: Mapping[str, str]) -> str | None:
+    for key in ("ray.io/pod-name", "ray.io/node-name", "kubernetes.io/hostname"):
+        if labels.get(key):
+            return str(labels[key])
+    return None
+
+
+def _ray_group_is_head(group: Any, node: Any) -> bool:
+    return "head" in str(group or "").lower() or "-head-" in str(node or "")
+
+
+def _shared_gpu_nodes(view: RayView) -> list[dict[str, Any]]:
+    """Nodes where GPU actors serving online traffic sit beside batch GPU actors."""
+    by_node: dict[str, dict[str, list[str]]] = {}
+    for actor in view.actors:
+        if actor.state != "ALIVE" or _gpu_of(actor.resources) <= 0 or not actor.node_id:
+            continue
+        kind = "serving" if _SERVING_ACTOR.search(actor.class_name) else "batch"
+        entry = by_node.setdefault(actor.node_id, {"serving": [], "batch": []})
+        entry[kind].append(f"{actor.class_name} ({_gpu_of(actor.resources):g} GPU)")
+    ips = {n.node_id: n.ip for n in view.nodes}
+    return [
+        {"node_id": node_id, "ip": ips.get(node_id), **entry}
+        for node_id, entry in sorted(by_node.items())
+        if entry["serving"] and entry["batch"]
+    ]
+
+
+def _ray_pods(facts: Facts) -> list[dict[str, Any]]:
+    return [p.data for p in facts.pods.values() if p.data.get("is_ray")]
+
+
+def _match_ray_pod(node: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> tuple[Any, str]:
+    """The Kubernetes pod a Ray node runs in: by pod name (KubeRay's `ray status -v` names
+    nodes after pods), by pod IP when known, else by worker group (pods of one group share
+    a spec, so their GPU limits agree)."""
+    for pod in pods:
+        if node.get("name") and pod.get("name") == node.get("name"):
+            return pod, "name"
+    for pod in pods:
+        if node.get("ip") and pod.get("ip") == node.get("ip"):
+            return pod, "ip"
+    group = node.get("group")
+    for pod in pods:
+        labels = pod.get("labels") or {}
+        if group and labels.get("ray.io/group") == group and pod.get("phase") == "Running":
+            return pod, "group"
+    if node.get("head"):
+        for pod in pods:
+            if pod.get("ray_node_type") == "head" and pod.get("phase") == "Running":
+                return pod, "head"
+    return None, ""
+
+
+def _ray_node_pod_join(facts: Facts) -> list[dict[str, Any]]:
+    pods = _ray_pods(facts)
+    out = []
+    for key, subject in facts.ray.items():
+        for node in subject.data["nodes"]:
+            pod, matched_by = _match_ray_pod(node, pods)
+            k8s_node = facts.nodes.get(str(pod.get("node"))) if pod else None
+            out.append(
+                {
+                    "ray_cluster": key.removeprefix("ray:"),
+                    "node": node.get("name") or node.get("ip"),
+                    "group": node.get("group"),
+                    "head": bool(node.get("head")),
+                    "ray_gpus": node.get("gpus"),
+                    "pod": pod.get("name") if pod else None,
+                    "matched_by": matched_by or None,
+                    "pod_gpu_limit": pod.get("gpu_limit") if pod else None,
+                    "k8s_node": pod.get("node") if pod else None,
+                    "k8s_node_gpus": k8s_node.data["gpu_capacity"] if k8s_node else None,
+                    "ray_pending_gpu_demand": subject.data["pending_gpu_demand"],
+                }
+            )
+    return out
+
+
+def _ray_gpu_blind(entry: Mapping[str, Any]) -> bool:
+    """A Ray worker that reports 0 GPUs although its pod holds (or sits on) GPUs."""
+    if entry["head"] or (entry["ray_gpus"] or 0) > 0:
+        return False
+    if (entry["pod_gpu_limit"] or 0) > 0:
+        return True
+    waiting_for_gpus = entry["ray_pending_gpu_demand"] > 0
+    if entry["pod"] is not None:
+        return waiting_for_gpus and (entry["k8s_node_gpus"] or 0) > 0
+    looks_gpu = "gpu" in f"{entry['group'] or ''} {entry['node'] or ''}".lower()
+    return waiting_for_gpus and looks_gpu
+
+
+def _ray_gpu_overcount(facts: Facts, join: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Why Ray counts more GPUs than Kubernetes gave it: each reason names the numbers."""
+    reasons = []
+    for entry in join:
+        limit = entry["pod_gpu_limit"]
+        if limit is not None and (entry["ray_gpus"] or 0) > limit:
+            reasons.append(
+                f"Ray node {entry['node']} reports {_fmt_number(entry['ray_gpus'])} GPU(s) but "
+                f"its pod {entry['pod']} has nvidia.com/gpu limit {limit}"
+            )
+    nodes = [n.data for n in facts.nodes.values()]
+    ray_gpus = [r.data["gpus_total"] for r in facts.ray.values() if r.data["gpus_total"]]
+    ray_nodes = max(
+        (max(len(r.data["nodes"]), r.data["active_nodes"]) for r in facts.ray.values()), default=0
+    )
+    if nodes and ray_gpus and len(nodes) >= max(ray_nodes, 1):
+        allocatable = sum(n["gpu_allocatable"] for n in nodes)
+        if sum(ray_gpus) > allocatable:
+            reasons.append(
+                f"Ray counts {_fmt_number(sum(ray_gpus))} GPU(s) but the {len(nodes)} "
+                f"Kubernetes node(s) seen have {allocatable} allocatable nvidia.com/gpu"
+            )
+    pods = [p.data for p in facts.pods.values()]
+    if (
+        ray_gpus
+        and pods
+        and not _ray_pods(facts)
+        and any(n["gpu_allocatable"] > 0 for n in nodes)
+    ):
+        reasons.append(
+            f"Ray counts {_fmt_number(sum(ray_gpus))} GPU(s) but no Ray pod runs in the "
+            "collected namespaces: Ray was started on the hosts, beside the kubelet that "
+            "hands the same GPUs to pods"
+        )
+    return reasons
+
+
+def _node_pins(data: Mapping[str, Any]) -> list[str]:
+    """`node:<x>` resources that pending demands ask for (vLLM pins its driver's bundle)."""
+    found: list[str] = []
+    shapes = [d.get("shape") or {} for d in [*data["pending_demands"], *data["infeasible_demands"]]]
+    for pg in data["pending_placement_groups"]:
+        shapes.extend(pg.get("bundles") or [])
+    for shape in shapes:
+        found.extend(str(k) for k in shape if str(k).startswith("node:"))
+    for request in data["unfulfilled_requests"]:
+        found.extend(re.findall(r"'(node:[^']+)'", str(request.get("request") or "")))
+    return sorted({f for f in found if f != "node:__internal_head__"})
+
+
+def _ray_unmatched_node_pins(facts: Facts) -> list[dict[str, Any]]:
+    out = []
+    for key, subject in facts.ray.items():
+        ips = sorted({str(n["ip"]) for n in subject.data["nodes"] if _IPV4.match(str(n["ip"]))})
+        for pin in _node_pins(subject.data):
+            target = pin.removeprefix("node:")
+            if (ips and target not in ips) or not _IPV4.match(target):
+                out.append({"ray_cluster": key.removeprefix("ray:"), "resource": pin, "ips": ips})
+    return out
+
+
+def _fmt_number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _ray_cluster_keys(facts: Facts) -> dict[str, Any]:
+    join = _ray_node_pod_join(facts)
+    return {
+        "ray_node_pod_join": join,
+        "ray_gpu_blind_nodes": [e for e in join if _ray_gpu_blind(e)],
+        "ray_gpu_overcount": _ray_gpu_overcount(facts, join),
+        "ray_unmatched_node_pins": _ray_unmatched_node_pins(facts),
+        "ray_fractional_gpu_actors": sum(
+            r.data["fractional_gpu_actors"] for r in facts.ray.values()
+        ),
+    }
 
 
 # ---- vLLM ----------------------------------------------------------------------------------
@@ -851,6 +1062,8 @@ def _endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "gpu_memory_utilization": None,
         "ttft_p90": None,
         "tpot_p90": None,
+        "mean_prompt_tokens": None,
+        "mean_output_tokens": None,
         "queue_p90": None,
         "request_rate": None,
         "max_concurrency": None,
@@ -915,6 +1128,11 @@ def _merge_engine_metrics(data: dict[str, Any], engine: EngineMetrics) -> None:
         engine, "inter_token_latency_seconds", 0.9
     )
     data["queue_p90"] = _quantile(engine, "request_queue_time_seconds", 0.9)
+    for key, name in (("mean_prompt_tokens", "request_prompt_tokens"),
+                      ("mean_output_tokens", "request_generation_tokens")):
+        histogram = engine.histograms.get(name)
+        if histogram is not None and histogram.count:
+            data[key] = histogram.sum / histogram.count
     data["prefill_p90"] = _quantile(engine, "request_prefill_time_seconds", 0.9)
     data["prompt_len_p90"] = _quantile(engine, "request_prompt_tokens", 0.9)
     _merge_request_preemptions(data, engine)
@@ -1084,6 +1302,7 @@ def _cluster(facts: Facts) -> Subject:
             if e.data.get("upgrade_to")
         ],
         "signatures": signatures,
+        **_ray_cluster_keys(facts),
         "k8s_nodes": [
             {k: n[k] for k in ("name", "labels", "gpu_product", "gpu_capacity", "taints")}
             for n in nodes

@@ -199,3 +199,56 @@ def vllm_secs(value: Any) -> str:
     if number is None:
         return "?"
     return f"{number * 1000:g} ms" if number < 1 else f"{number:g} s"
+
+
+def _upgrade(endpoint: Mapping[str, Any], cluster: Any) -> tuple[str | None, str | None]:
+    """(from, to): the upgrade the evidence names, else the oldest and newest versions seen."""
+    if endpoint.get("upgrade_to"):
+        return endpoint.get("upgrade_from"), str(endpoint["upgrade_to"])
+    upgrades = cluster.get("vllm_upgrades") if isinstance(cluster, Mapping) else None
+    if isinstance(upgrades, list) and upgrades and isinstance(upgrades[0], Mapping):
+        return upgrades[0].get("from"), upgrades[0].get("to")
+    versions = cluster.get("vllm_versions") if isinstance(cluster, Mapping) else None
+    if isinstance(versions, list) and len(versions) >= 2:
+        ordered = sorted((str(v) for v in versions), key=version_key)
+        return ordered[0], ordered[-1]
+    return None, None
+
+
+@cel_function
+def vllm_upgraded(endpoint: Any, cluster: Any) -> bool:
+    """The evidence shows a vLLM version change touching this server: an upgrade sentence,
+    or several versions seen with this server on the newest."""
+    if not isinstance(endpoint, Mapping):
+        return False
+    if endpoint.get("upgrade_to"):
+        return True
+    upgrades = cluster.get("vllm_upgrades") if isinstance(cluster, Mapping) else None
+    if isinstance(upgrades, list) and upgrades:
+        return True
+    return vllm_runs_newest(endpoint, cluster)
+
+
+@cel_function
+def vllm_upgrade_regression_reported(endpoint: Any, cluster: Any) -> bool:
+    """The upgrade sentence itself says things got worse (slower, regression, drop...)."""
+    if isinstance(endpoint, Mapping) and endpoint.get("upgrade_regression"):
+        return True
+    upgrades = cluster.get("vllm_upgrades") if isinstance(cluster, Mapping) else None
+    return isinstance(upgrades, list) and any(
+        isinstance(u, Mapping) and u.get("regression") for u in upgrades
+    )
+
+
+@cel_function
+def vllm_upgrade_text(endpoint: Any, cluster: Any) -> str:
+    """`0.7.3 -> 0.9.2 (crosses 0.8.0, where the V1 engine became the default)`."""
+    if not isinstance(endpoint, Mapping):
+        return "version change unknown"
+    before, after = _upgrade(endpoint, cluster)
+    if after is None:
+        return "version change unknown"
+    text = f"{before or '?'} -> {after}"
+    if before and version_key(before) < (0, 8) <= version_key(after):
+        text += " (crosses 0.8.0, where the V1 engine became the default)"
+    return text

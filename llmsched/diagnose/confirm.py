@@ -1,0 +1,192 @@
+"""Confirm a vLLM-layer finding by replay, then replay the remedy.
+
+The observed configuration (KV blocks from `vllm:cache_config_info` or the start-up log,
+`max_num_seqs` from the logged engine args, else vLLM's default) and a workload estimated
+from what was observed (request rate, mean prompt and output lengths from counter rates and
+the length histograms) are replayed through `llmsched.replay` on the step clock. No GPU
+cost model is needed: the observed decode throughput says how many steps run per second
+(each running sequence gets one token per step), which turns requests/s into
+requests/step. The replay must show the symptom the rule saw — preemptions with the KV cache
+near full, a queue at the concurrency cap — to be *confirmed*; then the rule's remedy is
+replayed on the same workload and both are reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from llmsched.diagnose.facts import Facts, Subject
+from llmsched.model import Finding
+
+REPLAY_REQUESTS = 600
+DEFAULT_MAX_NUM_SEQS = 256
+DEFAULT_BATCHED_TOKENS = 2048
+DEFAULT_BLOCK_SIZE = 16
+
+
+def _number(data: Mapping[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _endpoint(finding: Finding, facts: Facts) -> Subject | None:
+    if finding.subject.kind != "vLLM":
+        return None
+    return facts.endpoints.get(finding.subject.name)
+
+
+def _setup(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[str]] | str:
+    """(scheduler config, workload, assumptions), or why replay is not possible."""
+    blocks = _number(data, "num_gpu_blocks")
+    if not blocks:
+        return "the KV-cache size is unknown (no vllm:cache_config_info, no '# GPU blocks' log line)"
+    running = _number(data, "running_max") or _number(data, "running")
+    gen_tps = _number(data, "gen_tps")
+    mean_prompt = _number(data, "mean_prompt_tokens")
+    mean_output = _number(data, "mean_output_tokens")
+    rate = _number(data, "request_rate")
+    prompt_tps = _number(data, "prompt_tps")
+    if rate is None and gen_tps and mean_output:
+        rate = gen_tps / mean_output
+    if mean_prompt is None and prompt_tps and rate:
+        mean_prompt = prompt_tps / rate
+    if not (rate and running and gen_tps and mean_prompt and mean_output):
+        return ("the workload cannot be estimated: needs the request rate or throughput and "
+                "mean prompt/output lengths (two /metrics scrapes, or stats lines plus histograms)")
+    assumptions = []
+    max_num_seqs = _number(data, "max_num_seqs")
+    if max_num_seqs is None:
+        max_num_seqs = float(DEFAULT_MAX_NUM_SEQS)
+        assumptions.append(f"max_num_seqs {DEFAULT_MAX_NUM_SEQS} (vLLM's default; not logged)")
+    block_size = int(_number(data, "block_size") or DEFAULT_BLOCK_SIZE)
+    batched = int(_number(data, "max_num_batched_tokens") or DEFAULT_BATCHED_TOKENS)
+    max_model_len = int(_number(data, "max_model_len") or max(8192, 8 * (mean_prompt + mean_output)))
+    steps_per_second = gen_tps / running
+    config = {
+        "num_gpu_blocks": int(blocks), "block_size": block_size, "max_num_seqs": int(max_num_seqs),
+        "max_num_batched_tokens": max(batched, 1), "max_model_len": max_model_len,
+        "enable_chunked_prefill": True, "enable_prefix_caching": False,
+    }
+    workload = {"rate_per_step": rate / steps_per_second, "mean_prompt": mean_prompt,
+                "mean_output": mean_output, "requests_per_s": rate,
+                "steps_per_s": steps_per_second}
+    return config, workload, assumptions
+
+
+def _replay(config: Mapping[str, Any], workload: Mapping[str, Any]) -> dict[str, Any]:
+    from llmsched.replay.config import SchedulerConfig
+    from llmsched.replay.fast_engine import run_fast
+    from llmsched.replay.workload import LengthDist, WorkloadSpec, generate_workload
+
+    cap = int(config["max_model_len"])
+    prompt_high = max(16, min(cap // 2, int(workload["mean_prompt"] * 6)))
+    output_high = max(16, min(cap - prompt_high, int(workload["mean_output"] * 6)))
+    spec = WorkloadSpec(
+        num_requests=REPLAY_REQUESTS, rate=float(workload["rate_per_step"]), arrival="poisson",
+        prompt=LengthDist(mean=float(workload["mean_prompt"]), high=prompt_high),
+        output=LengthDist(mean=float(workload["mean_output"]), high=output_high),
+        seed=0,
+    )
+    trace = generate_workload(spec)
+    result = run_fast(trace.requests, SchedulerConfig(**config))
+    summary = result.summary()
+    finished = max(summary["num_finished"], 1)
+    return {
+        "preemptions_per_100_requests": round(100.0 * summary["total_preemptions"] / finished, 1),
+        "requests_preempted": summary["requests_preempted"],
+        "kv_usage_peak": round(float(summary["kv_usage"]["peak"]), 3),
+        "waiting_peak": summary["waiting"]["peak"],
+        "waiting_mean": round(float(summary["waiting"]["mean"]), 1),
+        "running_peak": summary["running"]["peak"],
+        "ttft_steps_p90": summary["ttft_steps"].get("p90"),
+        "max_num_seqs": config["max_num_seqs"],
+    }
+
+
+def _storm(replayed: Mapping[str, Any]) -> bool:
+    return replayed["preemptions_per_100_requests"] >= 1.0 and replayed["kv_usage_peak"] >= 0.9
+
+
+def _queued_at_cap(replayed: Mapping[str, Any]) -> bool:
+    return replayed["waiting_peak"] > 0 and replayed["running_peak"] >= replayed["max_num_seqs"]
+
+
+def _fitting_seqs(config: Mapping[str, Any], workload: Mapping[str, Any]) -> int:
+    per_seq = (workload["mean_prompt"] + workload["mean_output"]) / config["block_size"] + 1
+    return max(1, int(0.9 * (config["num_gpu_blocks"] - 1) / per_seq))
+
+
+# rule -> (does the replay show its symptom, the remedy's config change, is the remedy better)
+Remedy = Callable[[dict[str, Any], Mapping[str, Any]], tuple[dict[str, Any], str]]
+
+
+def _fewer_seqs(config: dict[str, Any], workload: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    target = min(config["max_num_seqs"] - 1, _fitting_seqs(config, workload))
+    target = max(1, target)
+    return {**config, "max_num_seqs": target}, f"max_num_seqs {config['max_num_seqs']} -> {target}"
+
+
+def _more_seqs(config: dict[str, Any], workload: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    target = max(config["max_num_seqs"] * 2, min(_fitting_seqs(config, workload), 1024))
+    return {**config, "max_num_seqs": target}, f"max_num_seqs {config['max_num_seqs']} -> {target}"
+
+
+RULES: dict[str, tuple[Callable[[Mapping[str, Any]], bool], Remedy,
+                       Callable[[Mapping[str, Any], Mapping[str, Any]], bool]]] = {
+    "DVLLM02": (_storm, _fewer_seqs,
+                lambda before, after: after["preemptions_per_100_requests"]
+                < before["preemptions_per_100_requests"] / 2),
+    "DVLLM06": (lambda r: r["requests_preempted"] > 0 and _storm(r), _fewer_seqs,
+                lambda before, after: after["requests_preempted"] < before["requests_preempted"]),
+    "DVLLM01": (_queued_at_cap, _more_seqs,
+                lambda before, after: after["waiting_mean"] < before["waiting_mean"]),
+    "DVLLM03": (_queued_at_cap, _more_seqs,
+                lambda before, after: after["waiting_mean"] < before["waiting_mean"]),
+}
+
+
+def confirm_by_replay(finding: Finding, facts: Facts) -> dict[str, Any] | None:
+    rule = RULES.get(finding.rule)
+    if rule is None:
+        return {"status": "not_applicable",
+                "reason": "this symptom is not about queueing or KV blocks, which is what replay models"}
+    subject = _endpoint(finding, facts)
+    if subject is None:
+        return {"status": "not_applicable", "reason": "no vLLM endpoint data to replay"}
+    setup = _setup(subject.data)
+    if isinstance(setup, str):
+        return {"status": "not_applicable", "reason": setup}
+    config, workload, assumptions = setup
+    shows_symptom, remedy, improved = rule
+    observed = {k: subject.data.get(k) for k in (
+        "running", "waiting", "kv_usage", "preemption_rate", "preemptions_total",
+        "num_gpu_blocks", "max_num_seqs", "request_rate", "mean_prompt_tokens",
+        "mean_output_tokens") if subject.data.get(k) is not None}
+    try:
+        before = _replay(config, workload)
+        after_config, change = remedy(dict(config), workload)
+        after = _replay(after_config, workload)
+    except Exception as exc:  # the replay refuses odd estimates (a prompt longer than the cache...)
+        return {"status": "not_applicable", "reason": f"replay could not run: {exc}",
+                "observed": observed}
+    status = "confirmed" if shows_symptom(before) else "not_reproduced"
+    out: dict[str, Any] = {
+        "status": status,
+        "observed": observed,
+        "replayed": before,
+        "workload": {"requests_per_s": round(workload["requests_per_s"], 3),
+                     "mean_prompt_tokens": round(workload["mean_prompt"], 1),
+                     "mean_output_tokens": round(workload["mean_output"], 1),
+                     "steps_per_s": round(workload["steps_per_s"], 2),
+                     "requests": REPLAY_REQUESTS},
+        "remedy": {"change": change, "replayed": after, "improves": improved(before, after)},
+    }
+    if assumptions:
+        out["assumptions"] = assumptions
+    return out
+
+
+def with_confirmation(finding: Finding, facts: Facts) -> Finding:
+    return replace(finding, confirmation=confirm_by_replay(finding, facts))

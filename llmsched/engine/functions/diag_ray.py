@@ -1,0 +1,232 @@
+"""Ray helpers for diagnose rules (DRAY01–DRAY10): demands, placement groups, GPU holders.
+
+They read the `ray` subject dict built in `llmsched/diagnose/facts.py` (pending demands
+and placement groups, per-node GPUs, actors) and the `evidence` dict of one observation.
+Ray's own vocabulary: a demand is a task/actor shape ``{'GPU': 1.0}`` or a placement
+group (bundles plus a strategy); GPUs are logical counts, never memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from llmsched.engine.functions import cel_function
+
+# Processes whose log prefix proves a line came from inside a Ray worker: vLLM's Ray engine
+# workers, Serve, Ray Data and Train actors. vLLM's own processes (APIServer, EngineCore,
+# VllmWorker, Worker_TP0) are not Ray's.
+_RAY_PROCESS = re.compile(r"^(RayWorkerWrapper|ServeReplica|ServeController|MapWorker|RayTrainWorker)")
+_VLLM_PROCESS = re.compile(r"^(APIServer|EngineCore|VllmWorker|Worker(?:_\w+)?$)")
+_RAY_TEXT = re.compile(r"ray::|ray\.exceptions\.|RayTaskError|RayActorError|ActorDiedError")
+_EPS = 1e-9
+
+
+def _items(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _gpu(shape: Any) -> float:
+    return float(shape.get("GPU", 0.0) or 0.0) if isinstance(shape, Mapping) else 0.0
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def _shape_text(shape: Mapping[str, Any]) -> str:
+    return "{" + ", ".join(f"'{k}': {_number(float(v))}" for k, v in shape.items()) + "}"
+
+
+def _demand_text(item: Mapping[str, Any]) -> str:
+    count = int(item.get("count") or 1)
+    bundles = _items(item.get("bundles"))
+    if bundles:
+        shapes = Counter(_shape_text(b) for b in bundles)
+        text = ", ".join(f"{shape} * {n}" for shape, n in shapes.items())
+        return f"{text} ({item.get('strategy') or 'PACK'}) x{count}"
+    return f"{_shape_text(item.get('shape') or {})} x{count}"
+
+
+@cel_function
+def ray_task_demands(ray: Any) -> list[Mapping[str, Any]]:
+    """Pending task/actor demands (not placement groups), each once."""
+    if not isinstance(ray, Mapping):
+        return []
+    seen: set[str] = set()
+    out = []
+    for item in [*_items(ray.get("pending_demands")), *_items(ray.get("infeasible_demands"))]:
+        if item.get("kind") == "placement_group" or item.get("bundles"):
+            continue
+        key = str(item.get("line")) + _demand_text(item)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+@cel_function
+def ray_demands_text(items: Any) -> str:
+    """Demands as `ray status` shows them: `{'GPU': 8.0} x1, {'GPU': 1.0} * 4 (PACK) x1`."""
+    return "; ".join(_demand_text(item) for item in _items(items))
+
+
+def _largest_node_gpus(ray: Mapping[str, Any]) -> float | None:
+    gpus = [float(n.get("gpus") or 0.0) for n in _items(ray.get("nodes"))]
+    return max(gpus) if gpus else None
+
+
+def _gpu_ask(item: Mapping[str, Any]) -> tuple[float, float]:
+    """(GPUs one node must hold, GPUs asked in all) for one demand."""
+    bundles = _items(item.get("bundles"))
+    if not bundles:
+        one = _gpu(item.get("shape"))
+        return one, one
+    total = sum(_gpu(b) for b in bundles)
+    if str(item.get("strategy") or "").upper() == "STRICT_PACK":
+        return total, total
+    return max(_gpu(b) for b in bundles), total
+
+
+@cel_function
+def ray_gpus_claimed(ray: Any) -> bool:
+    """A GPU demand that some node could hold waits because every logical GPU is claimed.
+
+    The demand fits the cluster's shape (a node has enough GPUs in total) but fewer GPUs
+    are free than it asks: actors or placement groups hold them, whatever memory they use.
+    """
+    if not isinstance(ray, Mapping):
+        return False
+    total = ray.get("gpus_total")
+    available = ray.get("gpus_available")
+    if not total:
+        return False
+    largest = _largest_node_gpus(ray)
+    for item in [*ray_task_demands(ray), *_items(ray.get("pending_placement_groups"))]:
+        per_node, asked = _gpu_ask(item)
+        if asked <= 0 or item.get("feasible") is False:
+            continue
+        if per_node > float(total) + _EPS or (largest is not None and per_node > largest + _EPS):
+            continue
+        if available is not None and float(available) + _EPS < asked:
+            return True
+    for request in _items(ray.get("unfulfilled_requests")):
+        if (
+            request.get("signature") == "ray.demand.unschedulable-warning"
+            and "GPU" in str(request.get("request"))
+            and (available is None or float(available) < 1.0)
+        ):
+            return True
+    return False
+
+
+@cel_function
+def ray_gpu_holders(ray: Any) -> str:
+    """Who holds the logical GPUs: `2x ServeReplica:llm:A (1 GPU each)`; '' when unknown."""
+    if not isinstance(ray, Mapping):
+        return ""
+    held: Counter[tuple[str, float]] = Counter()
+    for actor in _items(ray.get("actors")):
+        gpus = float(actor.get("gpus") or 0.0)
+        if gpus > 0 and actor.get("state") == "ALIVE":
+            held[(str(actor.get("class_name")), gpus)] += 1
+    return ", ".join(
+        f"{n}x {name} ({_number(gpus)} GPU each)" for (name, gpus), n in held.most_common()
+    )
+
+
+@cel_function
+def ray_pg_explain(ray: Any) -> str:
+    """Each pending placement group with why it cannot be placed, in numbers."""
+    if not isinstance(ray, Mapping):
+        return ""
+    largest = _largest_node_gpus(ray)
+    available = ray.get("gpus_available")
+    parts = []
+    for pg in _items(ray.get("pending_placement_groups")):
+        per_node, asked = _gpu_ask(pg)
+        strategy = str(pg.get("strategy") or "PACK").upper()
+        text = _demand_text(pg)
+        if asked > 0 and strategy == "STRICT_PACK" and largest is not None and per_node > largest:
+            text += (
+                f": STRICT_PACK needs {_number(per_node)} GPUs on one node, the largest "
+                f"Ray node has {_number(largest)}"
+            )
+        elif pg.get("feasible") is False:
+            text += ": no node (or set of nodes) can ever hold these bundles"
+        elif asked > 0 and available is not None and float(available) + _EPS < asked:
+            text += f": asks {_number(asked)} GPUs, {_number(float(available))} free"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+@cel_function
+def ray_context(evidence: Any) -> str:
+    """The Ray worker a line came from (its log prefix or a `ray::` traceback); '' if none."""
+    if not isinstance(evidence, Mapping):
+        return ""
+    fields = evidence.get("fields")
+    fields = fields if isinstance(fields, Mapping) else {}
+    process = str(fields.get("process") or "")
+    pid = fields.get("pid")
+    if _RAY_PROCESS.match(process):
+        return f"{process} (pid {pid})" if pid else process
+    if process and pid and not _VLLM_PROCESS.match(process):
+        return f"{process} (pid {pid})"  # a user actor: `(MyActor pid=123)`
+    if pid and not process:
+        return f"Ray worker (pid {pid})"  # an unnamed task: `(pid=123)`
+    match = re.search(r"ray::([\w:.-]+)", str(evidence.get("text") or ""))
+    if match:
+        return match.group(1)
+    if _RAY_TEXT.search(str(evidence.get("text") or "")):
+        return "Ray worker"
+    return ""
+
+
+@cel_function
+def ray_nodes_text(entries: Any) -> str:
+    """Joined Ray-node/pod entries: `node (pod P, group G, limit 1) reports 0 GPUs`."""
+    parts = []
+    for entry in _items(entries):
+        details = [
+            f"pod {entry['pod']}" if entry.get("pod") and entry.get("pod") != entry.get("node")
+            else "",
+            f"group {entry['group']}" if entry.get("group") else "",
+            f"nvidia.com/gpu limit {entry['pod_gpu_limit']}"
+            if entry.get("pod_gpu_limit") is not None
+            else "",
+            f"on node {entry['k8s_node']} with {entry['k8s_node_gpus']} GPU(s)"
+            if entry.get("k8s_node_gpus")
+            else "",
+        ]
+        detail = ", ".join(d for d in details if d)
+        gpus = _number(float(entry.get("ray_gpus") or 0.0))
+        parts.append(f"{entry.get('node')}{f' ({detail})' if detail else ''} reports {gpus} GPUs")
+    return "; ".join(parts)
+
+
+@cel_function
+def ray_memory_kill_text(ray: Any) -> str:
+    """Ray's memory-monitor kills in numbers: node IP, used/total, the threshold."""
+    if not isinstance(ray, Mapping):
+        return ""
+    parts = []
+    for kill in _items(ray.get("memory_kills")):
+        if kill.get("used") and kill.get("total"):
+            parts.append(
+                f"node {kill.get('ip') or '?'} at {kill['used']} / {kill['total']} host memory "
+                f"(threshold {kill.get('threshold') or '?'})"
+            )
+        elif kill.get("killed"):
+            parts.append(f"{kill['killed']} workers killed on node {kill.get('ip') or '?'}")
+    return "; ".join(dict.fromkeys(parts)) or "a task or actor was killed for host memory"
+
+
+@cel_function
+def ray_memory_kills(ray: Any) -> int:
+    """How many memory-monitor kill lines report a kill (a `0 Workers killed` line does not)."""
+    if not isinstance(ray, Mapping):
+        return 0
+    return sum(1 for k in _items(ray.get("memory_kills")) if k.get("killed") != 0)
