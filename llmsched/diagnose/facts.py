@@ -1221,10 +1221,12 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         data["startup_errors"].append({"signature": signature, **fields})
     elif signature == "vllm.prompt-too-long":
         data["prompt_rejections"] += 1
-        data["prompt_limit"] = fields.get("limit") or data["prompt_limit"]
         requested = fields.get("requested")
-        if requested is not None:
-            data["prompt_requested_max"] = max(data["prompt_requested_max"] or 0, requested)
+        if requested is not None and requested >= (data["prompt_requested_max"] or 0):
+            data["prompt_requested_max"] = requested
+            data["prompt_limit"] = fields.get("limit") or data["prompt_limit"]
+        elif data["prompt_limit"] is None:
+            data["prompt_limit"] = fields.get("limit")
     elif signature == "vllm.upgrade":
         data["upgrade_from"] = fields.get("from_version") or data["upgrade_from"]
         data["upgrade_to"] = fields.get("to_version") or data["upgrade_to"]

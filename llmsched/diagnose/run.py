@@ -92,6 +92,7 @@ def run_diagnose(
         rules=[s.info for s in specs],
         stats={
             "command": "diagnose",
+            "layout": "story",
             "sources": sources,
             "ranking": [
                 {

@@ -48,7 +48,7 @@ def vllm_seq_cap(endpoint: Any, cluster: Any) -> int | None:
 
 @cel_function
 def vllm_cap_text(endpoint: Any, cluster: Any) -> str:
-    """`max_num_seqs=64 (engine args)` or `256 (vLLM's default max_num_seqs, assumed)`."""
+    """`max_num_seqs=64 (engine args)` or `max_num_seqs=256 (vLLM's default, assumed...)`."""
     if not isinstance(endpoint, Mapping):
         return "max_num_seqs unknown"
     configured = _configured_cap(endpoint, cluster)
@@ -56,7 +56,7 @@ def vllm_cap_text(endpoint: Any, cluster: Any) -> str:
         return f"max_num_seqs={configured} (engine args)"
     cap = vllm_seq_cap(endpoint, cluster)
     if cap is not None:
-        return f"{cap} (vLLM's default max_num_seqs, assumed: no engine args seen)"
+        return f"max_num_seqs={cap} (vLLM's default, assumed: no engine args seen)"
     return "max_num_seqs unknown"
 
 
