@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from llmsched.snapshot import Snapshot
 
 from llmsched.cli.options import (
     ColorOpt,
@@ -82,25 +85,42 @@ def diagnose(
     from llmsched.render import render
     from llmsched.snapshot import Snapshot
 
-    config = merge_cli(discover_config(config_file), select=split_list(select),
-                       ignore=split_list(ignore), rules_dir=rules_dir or [])
+    config = merge_cli(
+        discover_config(config_file),
+        select=split_list(select),
+        ignore=split_list(ignore),
+        rules_dir=rules_dir or [],
+    )
     snapshots = [Snapshot.load(path) for path in bundle or []]
-    live = bool(kubeconfig or context or namespace or all_namespaces or ray_address or vllm_url
-                or discover)
+    live = bool(
+        kubeconfig or context or namespace or all_namespaces or ray_address or vllm_url or discover
+    )
     if live:
-        snapshots.append(_collect_live(kubeconfig, context, namespace or [], all_namespaces,
-                                       ray_address or [], vllm_url or [], discover, interval))
+        snapshots.append(
+            _collect_live(
+                kubeconfig,
+                context,
+                namespace or [],
+                all_namespaces,
+                ray_address or [],
+                vllm_url or [],
+                discover,
+                interval,
+            )
+        )
     if not evidence and not snapshots:
         raise LlmschedError(
             "nothing to diagnose: give evidence files or '-', --bundle, or live flags "
-            "(--context, --ray-address, --vllm-url, --discover)")
+            "(--context, --ray-address, --vllm-url, --discover)"
+        )
     confirm = None
     if not no_replay:
         from llmsched.diagnose.confirm import confirm_by_replay
 
         confirm = confirm_by_replay
-    report = run_diagnose(paths=evidence or [], stdin=sys.stdin, snapshots=snapshots,
-                          config=config, confirm=confirm)
+    report = run_diagnose(
+        paths=evidence or [], stdin=sys.stdin, snapshots=snapshots, config=config, confirm=confirm
+    )
     use_color = sys.stdout.isatty() if color is None else color
     emit(render(report, output.value, color=use_color and not output_file), output_file)
     for error in report.errors:
@@ -109,21 +129,35 @@ def diagnose(
     if report.errors and not recognised:
         raise typer.Exit(2)
     if not recognised and not snapshots:
-        typer.echo("llmsched: error: no evidence recognised in the input (see the sources "
-                   "in -o json)", err=True)
+        typer.echo(
+            "llmsched: error: no evidence recognised in the input (see the sources in -o json)",
+            err=True,
+        )
         raise typer.Exit(2)
     raise typer.Exit(1 if report.active_findings else 0)
 
 
-def _collect_live(kubeconfig: Path | None, context: str | None, namespaces: list[str],
-                  all_namespaces: bool, ray: list[str], vllm: list[str], discover: bool,
-                  interval: float):  # type: ignore[no-untyped-def]
+def _collect_live(
+    kubeconfig: Path | None,
+    context: str | None,
+    namespaces: list[str],
+    all_namespaces: bool,
+    ray: list[str],
+    vllm: list[str],
+    discover: bool,
+    interval: float,
+) -> Snapshot:
     from llmsched.collect.run import CollectRequest, collect_snapshot
 
     request = CollectRequest(
         kubernetes=bool(kubeconfig or context or namespaces or all_namespaces or discover),
-        kubeconfig=str(kubeconfig) if kubeconfig else None, context=context,
-        namespaces=namespaces, all_namespaces=all_namespaces, ray_addresses=ray,
-        vllm_urls=vllm, discover=discover, interval_s=interval,
+        kubeconfig=str(kubeconfig) if kubeconfig else None,
+        context=context,
+        namespaces=namespaces,
+        all_namespaces=all_namespaces,
+        ray_addresses=ray,
+        vllm_urls=vllm,
+        discover=discover,
+        interval_s=interval,
     )
     return collect_snapshot(request, progress=lambda message: typer.echo(message, err=True))

@@ -183,6 +183,10 @@ def confirm_by_replay(finding: Finding, facts: Facts) -> dict[str, Any] | None:
                      "requests": REPLAY_REQUESTS},
         "remedy": {"change": change, "replayed": after, "improves": improved(before, after)},
     }
+    if finding.rule in ("DVLLM02", "DVLLM06") and after["waiting_mean"] > before["waiting_mean"]:
+        out["remedy"]["note"] = (
+            "preemption stops, but the queue stays: the arrival rate is more than one replica "
+            "serves with this KV cache — add replicas or a larger GPU for throughput")
     if assumptions:
         out["assumptions"] = assumptions
     return out

@@ -448,8 +448,6 @@ def _from_snapshot(facts: Facts, snapshot: Snapshot) -> None:
                 )
                 facts.observations.append(observation)
                 _attach_pod_observation(facts, observation)
-        for log in k8s.logs:
-            _from_log(facts, log.namespace, log.pod, log.container, log.text)
     for cluster in snapshot.ray:
         if cluster.view is not None:
             key = f"ray:{cluster.name}"
@@ -466,6 +464,9 @@ def _from_snapshot(facts: Facts, snapshot: Snapshot) -> None:
         if isinstance(version, Mapping):
             data["version"] = version.get("version")
         facts.endpoints[endpoint.name] = Subject("endpoint", endpoint.name, data)
+    if k8s is not None:  # after the endpoints: a pod's log joins its scraped endpoint
+        for log in k8s.logs:
+            _from_log(facts, log.namespace, log.pod, log.container, log.text)
 
 
 def _from_log(facts: Facts, namespace: str, pod: str, container: str, text: str) -> None:
@@ -486,7 +487,9 @@ def _from_log(facts: Facts, namespace: str, pod: str, container: str, text: str)
         facts.observations.append(enriched)
         _attach_pod_observation(facts, enriched)
         if enriched.layer == "vllm":
-            _attach_endpoint_observation(facts, f"pod:{namespace}/{pod}", enriched)
+            scraped = f"{namespace}_{pod}"  # the collectors' name for a discovered pod
+            key = scraped if scraped in facts.endpoints else f"pod:{namespace}/{pod}"
+            _attach_endpoint_observation(facts, key, enriched)
 
 
 def _node_from_object(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -667,6 +670,9 @@ def _ray_base(address: str | None) -> dict[str, Any]:
         "shared_gpu_nodes": [],
         "memory_kills": [],
         "unfulfilled_requests": [],
+        # set by the cross-layer join (_ray_cluster_keys) once pods and nodes are known
+        "gpu_blind_nodes": [],
+        "gpu_overcount": [],
     }
 
 
@@ -869,7 +875,9 @@ def _ray_pods(facts: Facts) -> list[dict[str, Any]]:
     return [p.data for p in facts.pods.values() if p.data.get("is_ray")]
 
 
-def _match_ray_pod(node: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> tuple[Any, str]:
+def _match_ray_pod(
+    node: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], taken: set[str]
+) -> tuple[Any, str]:
     """The Kubernetes pod a Ray node runs in: by pod name (KubeRay's `ray status -v` names
     nodes after pods), by pod IP when known, else by worker group (pods of one group share
     a spec, so their GPU limits agree)."""
@@ -880,10 +888,16 @@ def _match_ray_pod(node: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -
         if node.get("ip") and pod.get("ip") == node.get("ip"):
             return pod, "ip"
     group = node.get("group")
-    for pod in pods:
-        labels = pod.get("labels") or {}
-        if group and labels.get("ray.io/group") == group and pod.get("phase") == "Running":
-            return pod, "group"
+    in_group = [
+        pod
+        for pod in pods
+        if group
+        and (pod.get("labels") or {}).get("ray.io/group") == group
+        and pod.get("phase") == "Running"
+    ]
+    # each Ray node is one pod: hand the group's pods out in turn
+    for pod in sorted(in_group, key=lambda p: p.get("name") in taken):
+        return pod, "group"
     if node.get("head"):
         for pod in pods:
             if pod.get("ray_node_type") == "head" and pod.get("phase") == "Running":
@@ -895,8 +909,11 @@ def _ray_node_pod_join(facts: Facts) -> list[dict[str, Any]]:
     pods = _ray_pods(facts)
     out = []
     for key, subject in facts.ray.items():
+        taken: set[str] = set()
         for node in subject.data["nodes"]:
-            pod, matched_by = _match_ray_pod(node, pods)
+            pod, matched_by = _match_ray_pod(node, pods, taken)
+            if pod is not None:
+                taken.add(str(pod.get("name")))
             k8s_node = facts.nodes.get(str(pod.get("node"))) if pod else None
             out.append(
                 {
@@ -929,15 +946,19 @@ def _ray_gpu_blind(entry: Mapping[str, Any]) -> bool:
     return waiting_for_gpus and looks_gpu
 
 
-def _ray_gpu_overcount(facts: Facts, join: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Why Ray counts more GPUs than Kubernetes gave it: each reason names the numbers."""
+def _ray_gpu_overcount(facts: Facts, join: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Why Ray counts more GPUs than Kubernetes gave it, as (Ray cluster, reason with the
+    numbers); '' for reasons about all Ray clusters together."""
     reasons = []
     for entry in join:
         limit = entry["pod_gpu_limit"]
         if limit is not None and (entry["ray_gpus"] or 0) > limit:
             reasons.append(
-                f"Ray node {entry['node']} reports {_fmt_number(entry['ray_gpus'])} GPU(s) but "
-                f"its pod {entry['pod']} has nvidia.com/gpu limit {limit}"
+                (
+                    entry["ray_cluster"],
+                    f"Ray node {entry['node']} reports {_fmt_number(entry['ray_gpus'])} GPU(s) "
+                    f"but its pod {entry['pod']} has nvidia.com/gpu limit {limit}",
+                )
             )
     nodes = [n.data for n in facts.nodes.values()]
     ray_gpus = [r.data["gpus_total"] for r in facts.ray.values() if r.data["gpus_total"]]
@@ -948,8 +969,11 @@ def _ray_gpu_overcount(facts: Facts, join: Sequence[Mapping[str, Any]]) -> list[
         allocatable = sum(n["gpu_allocatable"] for n in nodes)
         if sum(ray_gpus) > allocatable:
             reasons.append(
-                f"Ray counts {_fmt_number(sum(ray_gpus))} GPU(s) but the {len(nodes)} "
-                f"Kubernetes node(s) seen have {allocatable} allocatable nvidia.com/gpu"
+                (
+                    "",
+                    f"Ray counts {_fmt_number(sum(ray_gpus))} GPU(s) but the {len(nodes)} "
+                    f"Kubernetes node(s) seen have {allocatable} allocatable nvidia.com/gpu",
+                )
             )
     pods = [p.data for p in facts.pods.values()]
     if (
@@ -959,9 +983,12 @@ def _ray_gpu_overcount(facts: Facts, join: Sequence[Mapping[str, Any]]) -> list[
         and any(n["gpu_allocatable"] > 0 for n in nodes)
     ):
         reasons.append(
-            f"Ray counts {_fmt_number(sum(ray_gpus))} GPU(s) but no Ray pod runs in the "
-            "collected namespaces: Ray was started on the hosts, beside the kubelet that "
-            "hands the same GPUs to pods"
+            (
+                "",
+                f"Ray counts {_fmt_number(sum(ray_gpus))} GPU(s) but no Ray pod runs in the "
+                "collected namespaces: Ray was started on the hosts, beside the kubelet that "
+                "hands the same GPUs to pods",
+            )
         )
     return reasons
 
@@ -995,11 +1022,21 @@ def _fmt_number(value: Any) -> str:
 
 
 def _ray_cluster_keys(facts: Facts) -> dict[str, Any]:
+    """The Ray/Kubernetes joins; each Ray subject also gets its own share of them
+    (`gpu_blind_nodes`, `gpu_overcount`; reasons about all clusters go to the first)."""
     join = _ray_node_pod_join(facts)
+    blind = [e for e in join if _ray_gpu_blind(e)]
+    overcount = _ray_gpu_overcount(facts, join)
+    for index, (key, subject) in enumerate(sorted(facts.ray.items())):
+        name = key.removeprefix("ray:")
+        subject.data["gpu_blind_nodes"] = [e for e in blind if e["ray_cluster"] == name]
+        subject.data["gpu_overcount"] = [
+            reason for owner, reason in overcount if owner == name or (owner == "" and index == 0)
+        ]
     return {
         "ray_node_pod_join": join,
-        "ray_gpu_blind_nodes": [e for e in join if _ray_gpu_blind(e)],
-        "ray_gpu_overcount": _ray_gpu_overcount(facts, join),
+        "ray_gpu_blind_nodes": blind,
+        "ray_gpu_overcount": [reason for _owner, reason in overcount],
         "ray_unmatched_node_pins": _ray_unmatched_node_pins(facts),
         "ray_fractional_gpu_actors": sum(
             r.data["fractional_gpu_actors"] for r in facts.ray.values()
@@ -1032,9 +1069,13 @@ def _vllm_config_by_name(endpoints: Iterable[Subject]) -> dict[str, dict[str, An
         config = {k: subject.data.get(k) for k in _VLLM_CONFIG_KEYS if subject.data.get(k)}
         if not config:
             continue
-        out[subject.key] = config
+        names = [subject.key]
         if subject.key.startswith("pod:"):
-            out[subject.key.removeprefix("pod:").replace("/", "_", 1)] = config
+            names.append(subject.key.removeprefix("pod:").replace("/", "_", 1))
+        for name in names:
+            merged = out.setdefault(name, {})
+            for key, value in config.items():
+                merged.setdefault(key, value)
     return out
 
 
@@ -1184,13 +1225,14 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         kv_pct = fields.get("gpu_kv_cache_usage_pct")
         kv = kv_pct / 100.0 if kv_pct is not None else None
         running, waiting = fields.get("running"), fields.get("waiting")
-        data.update(
-            running=running,
-            waiting=waiting,
-            kv_usage=kv,
-            prompt_tps=fields.get("prompt_throughput"),
-            gen_tps=fields.get("generation_throughput"),
-        )
+        if data["metrics_generation"] is None:  # scraped /metrics are the better reading
+            data.update(
+                running=running,
+                waiting=waiting,
+                kv_usage=kv,
+                prompt_tps=fields.get("prompt_throughput"),
+                gen_tps=fields.get("generation_throughput"),
+            )
         if fields.get("prefix_cache_hit_rate_pct") is not None:
             data["prefix_hit_rate"] = fields["prefix_cache_hit_rate_pct"] / 100.0
         for key, value in (("running", running), ("waiting", waiting), ("kv_usage", kv)):
@@ -1209,7 +1251,7 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         if seq is not None:
             data["preempted_ids"][str(seq)] = data["preempted_ids"].get(str(seq), 0) + 1
     elif signature == "vllm.kv-capacity":
-        if fields.get("gpu_blocks") is not None:
+        if fields.get("gpu_blocks") is not None and data["num_gpu_blocks"] is None:
             data["num_gpu_blocks"] = fields["gpu_blocks"]
         if fields.get("max_concurrency") is not None:
             data["max_concurrency"] = fields["max_concurrency"]

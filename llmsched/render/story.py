@@ -142,6 +142,8 @@ def _confirmation_line(confirmation: dict) -> str:
         text += f"; remedy {remedy.get('change')}: " + ", ".join(
             f"{k} {v}" for k, v in after.items() if not isinstance(v, dict)
         )
+    if remedy.get("note"):
+        text += f". {remedy['note']}"
     if confirmation.get("reason"):
         text += f" ({confirmation['reason']})"
     return text

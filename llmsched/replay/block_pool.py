@@ -15,6 +15,10 @@ from llmsched.replay.request import BlockHash
 
 _NONE = -1
 
+# The hash of a full block whose owner finished and whose hash nobody can ever look up
+# again (`DeferredHashKVCacheManager`): the block counts as hashed, but is in no map.
+DEAD_HASH: BlockHash = ("dead",)
+
 
 class FreeKVCacheBlockQueue:
     """Doubly linked list over block ids, stored in two arrays."""
@@ -105,20 +109,40 @@ class BlockPool:
         return next(iter(blocks))
 
     def get_new_blocks(self, num_blocks: int) -> list[int]:
-        if num_blocks > self.get_num_free_blocks():
+        """Pop `num_blocks` from the head of the free queue, evicting their hashes.
+
+        One inlined pass over the linked list: this is the replay's hottest loop."""
+        q = self.free_block_queue
+        if num_blocks > q.num_free_blocks:
             raise ValueError(f"cannot get {num_blocks} free blocks from the pool")
+        nxt = q._next
+        in_queue = q._in_queue
+        ref_cnt = self.ref_cnt
+        block_hash = self.block_hash
         out = []
+        block_id = nxt[q._head]
         for _ in range(num_blocks):
-            block_id = self.free_block_queue.popleft()
-            if self.enable_caching:
-                self._maybe_evict_cached_block(block_id)
-            self.ref_cnt[block_id] += 1
+            h = block_hash[block_id]
+            if h is not None:
+                if h is DEAD_HASH:
+                    block_hash[block_id] = None
+                else:
+                    self._maybe_evict_cached_block(block_id)
+            in_queue[block_id] = False
+            ref_cnt[block_id] += 1
             out.append(block_id)
+            block_id = nxt[block_id]
+        nxt[q._head] = block_id
+        q._prev[block_id] = q._head
+        q.num_free_blocks -= num_blocks
         return out
 
     def _maybe_evict_cached_block(self, block_id: int) -> None:
         block_hash = self.block_hash[block_id]
         if block_hash is None:
+            return
+        if block_hash is DEAD_HASH:
+            self.block_hash[block_id] = None
             return
         blocks = self.cached_block_hash_to_block[block_hash]
         del blocks[block_id]
@@ -139,11 +163,27 @@ class BlockPool:
     def free_blocks(self, ordered_block_ids: Iterable[int]) -> None:
         """Release blocks, first = evicted first among those with a hash."""
         without_hash: list[int] = []
+        ref_cnt = self.ref_cnt
+        block_hash = self.block_hash
+        null = self.null_block
+        q = self.free_block_queue
+        nxt, prev, in_queue = q._next, q._prev, q._in_queue
+        tail = q._tail
+        last = prev[tail]
+        appended = 0
         for block_id in ordered_block_ids:
-            self.ref_cnt[block_id] -= 1
-            if self.ref_cnt[block_id] == 0 and block_id != self.null_block:
-                if self.block_hash[block_id] is None:
+            ref_cnt[block_id] -= 1
+            if ref_cnt[block_id] == 0 and block_id != null:
+                if block_hash[block_id] is None:
                     without_hash.append(block_id)
-                else:
-                    self.free_block_queue.append(block_id)
-        self.free_block_queue.prepend_n(without_hash)
+                else:  # append at the tail, inlined
+                    nxt[last] = block_id
+                    prev[block_id] = last
+                    in_queue[block_id] = True
+                    last = block_id
+                    appended += 1
+        nxt[last] = tail
+        prev[tail] = last
+        q.num_free_blocks += appended
+        if without_hash:
+            q.prepend_n(without_hash)

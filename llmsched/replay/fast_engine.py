@@ -4,9 +4,13 @@ A running request whose prompt is complete decodes one token per step, so while 
 running request is scheduled ("easy" steps), its state is a function of one shared
 counter: `C = c_off + tick`. Such requests are kept *lazy*: nothing is done for them
 per step. Per step the work is O(mid-prefill requests + arrivals + admissions +
-finishes), plus, with prefix caching, O(block-boundary crossings) (which block is popped
-and evicted is observable then). Without prefix caching block identities are not
-observable and crossings are counted per residue class of `c_off mod block_size`.
+finishes). Block-boundary crossings are counted per residue class of
+`c_off mod block_size`. Without prefix caching block identities are unobservable and
+only counts are kept. With it, the blocks a step's crossings need are popped from the
+free queue in one batch (which blocks leave the queue, and whose hashes are evicted, is
+observable; which lazy request gets which of them is not: they are interchangeable),
+and a lazy request's new full blocks are hashed when it is next materialised (nobody
+else can look those hashes up before; see `_lazy_ok` for the exception).
 
 A step is easy when the token budget covers every running request and the free blocks
 cover every allocation in it: then Phase A schedules all of them and preempts nobody,
@@ -31,7 +35,12 @@ from llmsched.replay.engine import (
     make_request,
     rejection_reason,
 )
-from llmsched.replay.kv_cache_manager import CountingKVCacheManager, KVCacheManager, cdiv
+from llmsched.replay.kv_cache_manager import (
+    CountingKVCacheManager,
+    DeferredHashKVCacheManager,
+    KVCacheManager,
+    cdiv,
+)
 from llmsched.replay.metrics import ReplayResult, RequestRecord, StepRecord
 from llmsched.replay.request import Request, RequestStatus, TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
@@ -99,10 +108,6 @@ class _Lazy:
         """Lazy requests that need a new block in the coming step (C % bs == 0)."""
         return self.buckets[(-self.tick) % self.bs]
 
-    def filling(self) -> dict[Request, None]:
-        """Lazy requests whose last block becomes full in the coming step."""
-        return self.buckets[(-self.tick - 1) % self.bs]
-
     def clear(self) -> None:
         self.c_off.clear()
         for b in self.buckets:
@@ -137,6 +142,14 @@ class _FastReplay:
     ) -> None:
         self.config = config
         self.sched = Scheduler(config, counting_blocks=True)
+        if config.enable_prefix_caching:
+            self.sched.kv_cache_manager = DeferredHashKVCacheManager(
+                num_gpu_blocks=config.num_gpu_blocks,
+                block_size=config.block_size,
+                max_model_len=config.max_model_len,
+                enable_caching=True,
+                watermark=config.watermark,
+            )
         self.kv = self.sched.kv_cache_manager
         self.counting = isinstance(self.kv, CountingKVCacheManager)
         self.bs = config.block_size
@@ -144,6 +157,9 @@ class _FastReplay:
         self.active: dict[Request, None] = {}  # running, not lazy, in running order
         self.seq: dict[Request, int] = {}
         self.next_seq = 0
+        # Prefix caching: blocks popped for lazy requests' block-boundary crossings, not
+        # yet handed to anyone (see `_materialise`).
+        self.anon: list[int] = []
         self.rec = _Recorder(keep_steps)
         self.step_time = step_time
         self.wall_clock = wall_clock
@@ -265,13 +281,21 @@ class _FastReplay:
 
         # Phase A: everybody gets its tokens unless preempted (FCFS: from the tail).
         preempted: list[Request] = []
-        if preempt or not isinstance(kv, CountingKVCacheManager):
+        if preempt:
             stopped_at = self._allocate_in_order(active_n, preempted)
             if preempted:
                 gone = set(preempted)
                 active_n = [(r, m) for r, m in active_n if r not in gone]
                 if stopped_at is not None:
                     active_n = [(r, m) for r, m in active_n if r is not stopped_at]
+        elif not isinstance(kv, CountingKVCacheManager):
+            # Every allocation succeeds. Blocks popped in one step are interchangeable
+            # (fresh, unhashed, held once), so crossings take theirs in one batch.
+            crossings = len(lazy.crossing())
+            if crossings:
+                self.anon += kv.block_pool.get_new_blocks(crossings)
+            for r, m in active_n:
+                kv.allocate_slots(r, m)
         else:
             need = len(lazy.crossing())
             held = kv.held
@@ -323,7 +347,7 @@ class _FastReplay:
             if r.num_output_tokens >= r.max_tokens or r.num_tokens >= sched.max_model_len:
                 finishing.append(r)
         for r in lazy.pop_finished(tick):
-            lazy.materialise(r)
+            self._materialise(r)
             lazy.remove(r)
             finishing.append(r)
         if len(finishing) > 1:
@@ -339,7 +363,7 @@ class _FastReplay:
             if rr[rid].first_token_step is None:
                 rr[rid].first_token_step = step
                 rr[rid].first_token_time = end if self.wall_clock else None
-            if r.status is RequestStatus.RUNNING and _is_decoding(r):
+            if r.status is RequestStatus.RUNNING and _is_decoding(r) and self._lazy_ok(r):
                 del self.active[r]
                 self._lazify(r)
         for r in finishing:
@@ -377,17 +401,15 @@ class _FastReplay:
     ) -> Request | None:
         """Allocate in running order; when a request cannot grow, preempt the tail of
         the running list (FCFS) until it can, or until it was the tail itself (then
-        return it: Phase A stops there). Requests needing no new block and filling
-        none cannot fail and change nothing, so only the others are visited."""
+        return it: Phase A stops there). Lazy requests needing no new block cannot
+        fail (their full blocks are hashed later, see `_materialise`), so only the
+        others are visited."""
         lazy = self.lazy
         kv = self.kv
         seq = self.seq
         events: dict[Request, int] = {}
         for r in lazy.crossing():
             events[r] = 1
-        if not isinstance(kv, CountingKVCacheManager):
-            for r in lazy.filling():
-                events[r] = 1
         for r, m in active_n:
             events[r] = m
         ordered = sorted(events.items(), key=lambda e: seq[e[0]])
@@ -396,9 +418,7 @@ class _FastReplay:
             if r.status is not RequestStatus.RUNNING:
                 continue  # preempted from the tail earlier in this loop
             if r in lazy.c_off:
-                lazy.materialise(r)
-                if isinstance(kv, CountingKVCacheManager):
-                    kv.held[r.request_id] = cdiv(r.num_computed_tokens, self.bs)
+                self._materialise(r)
             while kv.allocate_slots(r, m) is None:
                 victim = running.pop()
                 self._preempt(victim)
@@ -413,10 +433,8 @@ class _FastReplay:
         lazy = self.lazy
         kv = self.kv
         if r in lazy.c_off:
-            lazy.materialise(r)
+            self._materialise(r)
             lazy.remove(r)
-            if isinstance(kv, CountingKVCacheManager):
-                kv.held[r.request_id] = cdiv(r.num_computed_tokens, self.bs)
         else:
             self.active.pop(r, None)
         self.seq.pop(r, None)
@@ -435,6 +453,35 @@ class _FastReplay:
         del sched.requests[r.request_id]
         self.seq.pop(r, None)
 
+    def _lazy_ok(self, r: Request) -> bool:
+        """With prefix caching a lazy request's new full blocks are hashed only when it
+        is materialised. That is invisible while their hashes are unique to it, but a
+        prompt that is all shared prefix continues into output blocks other requests
+        of its group can hit: such requests stay explicit."""
+        return not (
+            self.kv.enable_caching
+            and r.prefix_group is not None
+            and 0 < r.prefix_len == r.num_prompt_tokens
+        )
+
+    def _materialise(self, r: Request) -> None:
+        """Bring a lazy request's state up to date: C, its blocks (taken from the
+        batch-popped ones) and, with prefix caching, the hashes of its full blocks."""
+        self.lazy.materialise(r)
+        kv = self.kv
+        c = r.num_computed_tokens
+        if isinstance(kv, CountingKVCacheManager):
+            kv.held[r.request_id] = cdiv(c, self.bs)
+            return
+        blocks = kv.req_to_blocks[r.request_id]
+        missing = cdiv(c, self.bs) - len(blocks)
+        if missing > 0:
+            anon = self.anon
+            blocks += anon[-missing:]
+            del anon[-missing:]
+        if kv.enable_caching:
+            kv.cache_blocks(r, c)
+
     def _lazify(self, r: Request) -> None:
         kv = self.kv
         if isinstance(kv, CountingKVCacheManager):
@@ -445,12 +492,9 @@ class _FastReplay:
 
     def _materialise_all(self) -> None:
         lazy = self.lazy
-        kv = self.kv
-        held = kv.held if isinstance(kv, CountingKVCacheManager) else None
         for r in list(lazy.c_off):
-            lazy.materialise(r)
-            if held is not None:
-                held[r.request_id] = cdiv(r.num_computed_tokens, self.bs)
+            self._materialise(r)
+        assert not self.anon, "blocks popped for lazy requests must all be handed out"
         lazy.clear()
         self.active.clear()
 
@@ -488,7 +532,7 @@ class _FastReplay:
         for r in sched.running:
             self.seq[r] = self.next_seq
             self.next_seq += 1
-            if _is_decoding(r):
+            if _is_decoding(r) and self._lazy_ok(r):
                 self._lazify(r)
             else:
                 self.active[r] = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llmsched.replay.block_pool import BlockPool
+from llmsched.replay.block_pool import DEAD_HASH, BlockPool
 from llmsched.replay.request import Request, RequestStatus
 
 
@@ -216,3 +216,73 @@ class CountingKVCacheManager:
 
     def free(self, request: Request) -> None:
         self.num_free_blocks += self.held.pop(request.request_id, 0)
+
+
+class DeferredHashKVCacheManager(KVCacheManager):
+    """`KVCacheManager` with prefix caching whose per-request ("r") block hashes are
+    registered when the request's blocks are freed, not when each block fills.
+
+    Only the request itself can ever look such a hash up, and only after it was
+    preempted and freed; while it runs, its blocks are neither in the free queue nor
+    reachable by others. So the decisions are identical, and most blocks (those of
+    requests that finish) are only marked as hashed (`DEAD_HASH`: they go to the free
+    queue's tail like any hashed block) and never enter the hash map. Hashes shared
+    across a prefix group are registered eagerly as in `KVCacheManager`.
+    """
+
+    def _num_shared_blocks(self, request: Request) -> int:
+        """Blocks at the front of the request whose hashes other requests can share."""
+        if request.prefix_group is None or request.prefix_len <= 0:
+            return 0
+        if request.prefix_len == request.num_prompt_tokens:
+            return 1 << 62  # output blocks too (`Request.block_hash`, "o" keys)
+        return request.prefix_len // self.block_size
+
+    def get_computed_blocks(self, request: Request) -> tuple[list[int], int]:
+        """As `KVCacheManager.get_computed_blocks`, hashing only as far as the hits go."""
+        bs = self.block_size
+        max_blocks = (request.num_tokens - 1) // bs
+        cached = self.block_pool.cached_block_hash_to_block
+        hit: list[int] = []
+        for k in range(max_blocks):
+            blocks = cached.get(request.block_hash(k, bs))
+            if not blocks:
+                break
+            hit.append(next(iter(blocks)))
+        num_hits = len(hit) * bs
+        self.prefix_cache_stats.record(
+            request.num_tokens, num_hits, preempted=request.num_preemptions > 0
+        )
+        return hit, num_hits
+
+    def cache_blocks(self, request: Request, num_tokens: int) -> None:
+        rid = request.request_id
+        num_cached = self.num_cached_block.get(rid, 0)
+        num_full = num_tokens // self.block_size
+        if num_full <= num_cached:
+            return
+        eager_end = min(num_full, self._num_shared_blocks(request))
+        if eager_end > num_cached:
+            blocks = self.req_to_blocks[rid]
+            hashes = request.block_hashes(eager_end, self.block_size)
+            for k in range(num_cached, eager_end):
+                self.block_pool.cache_full_block(blocks[k], hashes[k])
+        self.num_cached_block[rid] = num_full
+
+    def free(self, request: Request) -> None:
+        rid = request.request_id
+        blocks = self.req_to_blocks.get(rid)
+        if blocks:
+            start = min(self.num_cached_block.get(rid, 0), self._num_shared_blocks(request))
+            end = self.num_cached_block.get(rid, 0)
+            if end > start:
+                pool = self.block_pool
+                if request.status is RequestStatus.FINISHED_LENGTH_CAPPED:
+                    block_hash = pool.block_hash
+                    for b in blocks[start:end]:
+                        block_hash[b] = DEAD_HASH
+                else:  # preempted: it will look these up when it is admitted again
+                    hashes = request.block_hashes(end, self.block_size)
+                    for k in range(start, end):
+                        pool.cache_full_block(blocks[k], hashes[k])
+        super().free(request)

@@ -67,7 +67,9 @@ def stronger_siblings(pod: Any) -> list[str]:
     return [
         f"{s['name']} ({s['gpu_product']})"
         for s in pod.get("siblings") or []
-        if s.get("gpu_product") and gpu_rank(s["gpu_product"]) > mine and s.get("phase") != "Pending"
+        if s.get("gpu_product")
+        and gpu_rank(s["gpu_product"]) > mine
+        and s.get("phase") != "Pending"
     ]
 
 

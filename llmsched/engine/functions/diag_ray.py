@@ -18,9 +18,12 @@ from llmsched.engine.functions import cel_function
 # Processes whose log prefix proves a line came from inside a Ray worker: vLLM's Ray engine
 # workers, Serve, Ray Data and Train actors. vLLM's own processes (APIServer, EngineCore,
 # VllmWorker, Worker_TP0) are not Ray's.
-_RAY_PROCESS = re.compile(r"^(RayWorkerWrapper|ServeReplica|ServeController|MapWorker|RayTrainWorker)")
+_RAY_PROCESS = re.compile(
+    r"^(RayWorkerWrapper|ServeReplica|ServeController|MapWorker|RayTrainWorker)"
+)
 _VLLM_PROCESS = re.compile(r"^(APIServer|EngineCore|VllmWorker|Worker(?:_\w+)?$)")
 _RAY_TEXT = re.compile(r"ray::|ray\.exceptions\.|RayTaskError|RayActorError|ActorDiedError")
+_PREFIX_IN_TEXT = re.compile(r"^\s*\((?P<process>[\w:.-]+) pid=(?P<pid>\d+)")
 _EPS = 1e-9
 
 
@@ -37,7 +40,9 @@ def _number(value: float) -> str:
 
 
 def _shape_text(shape: Mapping[str, Any]) -> str:
-    return "{" + ", ".join(f"'{k}': {_number(float(v))}" for k, v in shape.items()) + "}"
+    # CEL hands maps over in no fixed order: GPU first, then CPU, then the rest by name
+    keys = sorted(shape, key=lambda k: (k != "GPU", k != "CPU", str(k)))
+    return "{" + ", ".join(f"'{k}': {_number(float(shape[k]))}" for k in keys) + "}"
 
 
 def _demand_text(item: Mapping[str, Any]) -> str:
@@ -60,7 +65,7 @@ def ray_task_demands(ray: Any) -> list[Mapping[str, Any]]:
     for item in [*_items(ray.get("pending_demands")), *_items(ray.get("infeasible_demands"))]:
         if item.get("kind") == "placement_group" or item.get("bundles"):
             continue
-        key = str(item.get("line")) + _demand_text(item)
+        key = str(item.get("line") or _demand_text(item))
         if key not in seen:
             seen.add(key)
             out.append(item)
@@ -177,10 +182,15 @@ def ray_context(evidence: Any) -> str:
         return f"{process} (pid {pid})"  # a user actor: `(MyActor pid=123)`
     if pid and not process:
         return f"Ray worker (pid {pid})"  # an unnamed task: `(pid=123)`
-    match = re.search(r"ray::([\w:.-]+)", str(evidence.get("text") or ""))
+    text = str(evidence.get("text") or "")
+    # the line prefix the sniffer left on the text: `(ServeReplica:app:Deployment pid=1886, ...)`
+    match = _PREFIX_IN_TEXT.match(text)
+    if match and _RAY_PROCESS.match(match["process"]):
+        return f"{match['process']} (pid {match['pid']})"
+    match = re.search(r"ray::([\w:.-]+)", text)
     if match:
         return match.group(1)
-    if _RAY_TEXT.search(str(evidence.get("text") or "")):
+    if _RAY_TEXT.search(text):
         return "Ray worker"
     return ""
 
@@ -191,11 +201,16 @@ def ray_nodes_text(entries: Any) -> str:
     parts = []
     for entry in _items(entries):
         details = [
-            f"pod {entry['pod']}" if entry.get("pod") and entry.get("pod") != entry.get("node")
+            f"pod {entry['pod']}"
+            if entry.get("pod") and entry.get("pod") != entry.get("node")
             else "",
             f"group {entry['group']}" if entry.get("group") else "",
-            f"nvidia.com/gpu limit {entry['pod_gpu_limit']}"
-            if entry.get("pod_gpu_limit") is not None
+            (
+                f"nvidia.com/gpu limit {entry['pod_gpu_limit']}"
+                if entry.get("pod_gpu_limit")
+                else "no nvidia.com/gpu limit"
+            )
+            if entry.get("pod")
             else "",
             f"on node {entry['k8s_node']} with {entry['k8s_node_gpus']} GPU(s)"
             if entry.get("k8s_node_gpus")
@@ -220,7 +235,10 @@ def ray_memory_kill_text(ray: Any) -> str:
                 f"(threshold {kill.get('threshold') or '?'})"
             )
         elif kill.get("killed"):
-            parts.append(f"{kill['killed']} workers killed on node {kill.get('ip') or '?'}")
+            ip = kill.get("ip") or next(
+                iter(re.findall(r"IP: ([\d.]+)", str(kill.get("line")))), "?"
+            )
+            parts.append(f"{kill['killed']} workers killed on node {ip}")
     return "; ".join(dict.fromkeys(parts)) or "a task or actor was killed for host memory"
 
 
@@ -230,3 +248,20 @@ def ray_memory_kills(ray: Any) -> int:
     if not isinstance(ray, Mapping):
         return 0
     return sum(1 for k in _items(ray.get("memory_kills")) if k.get("killed") != 0)
+
+
+@cel_function
+def ray_split_gpus(ray: Any) -> str:
+    """A task/actor GPU demand the cluster's free GPUs cover in total but that still waits:
+    no single node has that many free. '' when none."""
+    if not isinstance(ray, Mapping) or ray.get("gpus_available") is None:
+        return ""
+    available = float(ray["gpus_available"])
+    for item in ray_task_demands(ray):
+        asked = _gpu(item.get("shape"))
+        if asked > 0 and available + _EPS >= asked:
+            return (
+                f"{_number(available)} GPUs are free in total but no single node has "
+                f"{_number(asked)} free (a task or actor runs on one node)"
+            )
+    return ""

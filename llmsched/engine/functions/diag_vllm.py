@@ -252,3 +252,21 @@ def vllm_upgrade_text(endpoint: Any, cluster: Any) -> str:
     if before and version_key(before) < (0, 8) <= version_key(after):
         text += " (crosses 0.8.0, where the V1 engine became the default)"
     return text
+
+
+@cel_function
+def vllm_preemptions_text(endpoint: Any) -> str:
+    """`vllm_preemptions` with its unit: per second, between scrapes, logged, or cumulative."""
+    if not isinstance(endpoint, Mapping):
+        return "no preemptions"
+    delta = _number(endpoint.get("preemptions_delta"))
+    if delta is not None:
+        return f"{delta:g} preemptions between the two scrapes"
+    rate = _number(endpoint.get("preemption_rate"))
+    if rate is not None:
+        return f"{rate:.3g} preemptions/s"
+    total = _number(endpoint.get("preemptions_total")) or 0.0
+    warnings = _number(endpoint.get("preemption_warnings")) or 0.0
+    if total >= warnings:
+        return f"{total:g} preemptions since start"
+    return f"{warnings:g} preemption warnings logged"
