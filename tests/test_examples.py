@@ -17,3 +17,22 @@ def test_examples_fire_every_lint_rule() -> None:
     expected = {p.stem.split("-", 1)[0] for p in (ROOT / "rules" / "lint").glob("*.yaml")}
     assert expected - fired == set()
     assert exit_code(report, "error") == 1
+
+
+def test_bundled_incidents_name_the_right_layer() -> None:
+    from llmsched.diagnose.confirm import confirm_by_replay
+    from llmsched.diagnose.run import run_diagnose
+    from llmsched.snapshot import Snapshot
+
+    expected = {"preemption-storm": ("vllm", "DVLLM02"), "ray-zero-gpus": ("ray", "DRAY02"),
+                "tainted-gpu-pool": ("kubernetes", "DK8S03")}
+    for name, (layer, rule) in expected.items():
+        snapshot = Snapshot.load(ROOT / "examples" / "incidents" / name)
+        report = run_diagnose(snapshots=[snapshot], confirm=confirm_by_replay)
+        assert report.verdict is not None, name
+        assert (report.verdict["layer"], report.verdict["rule"]) == (layer, rule), report.verdict
+    storm = run_diagnose(snapshots=[Snapshot.load(ROOT / "examples/incidents/preemption-storm")],
+                         confirm=confirm_by_replay)
+    top = storm.findings[0]
+    assert top.confirmation is not None and top.confirmation["status"] == "confirmed"
+    assert top.confirmation["remedy"]["improves"] is True

@@ -181,7 +181,8 @@ def ray_zero_gpus() -> Snapshot:
             "name": "ray-worker", "image": "rayproject/ray-llm:2.44.0-py311-cu124",
             "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}],
             "resources": {"limits": {"cpu": "8", "memory": "32Gi"}}}]},
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+        "status": {"phase": "Running", "podIP": "10.1.2.40",
+                   "conditions": [{"type": "Ready", "status": "True"}],
                    "containerStatuses": [{"name": "ray-worker", "ready": True, "restartCount": 0}]},
     }
     head = {
@@ -190,7 +191,8 @@ def ray_zero_gpus() -> Snapshot:
         "spec": {"nodeName": "cpu-1", "containers": [{
             "name": "ray-head", "image": "rayproject/ray-llm:2.44.0-py311-cu124",
             "resources": {"limits": {"cpu": "4", "memory": "16Gi"}}}]},
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+        "status": {"phase": "Running", "podIP": "10.1.0.12",
+                   "conditions": [{"type": "Ready", "status": "True"}]},
     }
     nodes = [node("gpu-a10g-1", "NVIDIA-A10G", 4, taint=False), node("cpu-1", "", 0, taint=False)]
     nodes[1]["metadata"]["labels"] = {"kubernetes.io/hostname": "cpu-1"}

@@ -122,6 +122,7 @@ def _new_pod(namespace: str | None, name: str) -> dict[str, Any]:
         "is_ray": False,
         "ray_node_type": None,
         "images": [],
+        "ip": None,
         "gpu_product": None,
         "deleting": False,
         "signatures": [],
@@ -160,6 +161,7 @@ def _pod_from_object(item: Mapping[str, Any]) -> dict[str, Any]:
     conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
     pod.update(
         phase=status.get("phase"),
+        ip=status.get("podIP"),
         node=spec.get("nodeName"),
         ready=conditions.get("Ready") == "True" if "Ready" in conditions else None,
         gpu_limit=int(gpu_limit),
