@@ -44,7 +44,27 @@ def replay(
     vllm_version: Annotated[
         str, typer.Option("--vllm-version", help="Scheduler behaviour: 0.32 or 0.33.")
     ] = "0.33",
-    engine: Annotated[str, typer.Option("--engine", help="v1 (default) or v0.")] = "v1",
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="v1 (default): vLLM V1's scheduler. v0: the older V0 scheduler "
+            "(waiting/running/swapped queues, prefill-only or decode-only steps, no "
+            "chunking, watermark 0.01, recompute or swap preemption; fcfs only).",
+        ),
+    ] = "v1",
+    preemption_mode: Annotated[
+        str,
+        typer.Option("--preemption-mode", help="--engine v0: recompute (default) or swap."),
+    ] = "recompute",
+    swap_space: Annotated[
+        float | None,
+        typer.Option(
+            "--swap-space",
+            help="--engine v0 swap: CPU swap space in GiB (vLLM default 4), turned into "
+            "blocks via the model's KV bytes per block; or give num_cpu_blocks in the config.",
+        ),
+    ] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="text or json.")] = "text",
     step_log: Annotated[
         Path | None, typer.Option("--step-log", help="Write the per-step JSONL log here.")
@@ -77,8 +97,10 @@ def replay(
         raise InputFileError("--output must be text or json", Location("--output"))
     if engine not in ("v1", "v0"):
         raise InputFileError("--engine must be v1 or v0", Location("--engine"))
-    if engine == "v0":
-        raise InputFileError("--engine v0 is not implemented yet", Location("--engine"))
+    if preemption_mode not in ("recompute", "swap"):
+        raise InputFileError("--preemption-mode must be recompute or swap", Location("--engine"))
+    if engine == "v0" and sweep:
+        raise InputFileError("--sweep replays the v1 engine only", Location("--engine"))
 
     trace_obj = _load_trace(trace, workload)
     setup, base = _base_config(config, engine_args, from_manifest, gpu, model, vllm_version)
@@ -99,14 +121,32 @@ def replay(
     )
     keep = step_log is not None
     typer.echo(f"replaying {len(trace_obj)} requests...", err=True)
-    result = run_fast(
-        trace_obj.requests,
-        cfg,
-        keep_steps=keep,
-        step_time=cost,
-        wall_clock=trace_obj.wall_clock,
-        path=trace_obj.path,
-    )
+    if engine == "v0":
+        from llmsched.replay.v0_scheduler import V0Options, run_v0
+
+        options = V0Options(
+            preemption_mode=preemption_mode,
+            num_cpu_blocks=_v0_cpu_blocks(cfg, preemption_mode, swap_space, setup, model),
+            watermark=float(cfg.source.get("watermark", 0.01)),
+        )
+        result = run_v0(
+            trace_obj.requests,
+            cfg,
+            options,
+            keep_steps=keep,
+            step_time=cost,
+            wall_clock=trace_obj.wall_clock,
+            path=trace_obj.path,
+        )
+    else:
+        result = run_fast(
+            trace_obj.requests,
+            cfg,
+            keep_steps=keep,
+            step_time=cost,
+            wall_clock=trace_obj.wall_clock,
+            path=trace_obj.path,
+        )
     if step_log is not None:
         with step_log.open("w", encoding="utf-8") as f:
             result.write_step_log(f)
@@ -123,6 +163,38 @@ def replay(
         from llmsched.replay.charts import terminal_charts
 
         typer.echo(terminal_charts(result))
+
+
+def _v0_cpu_blocks(
+    cfg: Any, mode: str, swap_space: float | None, setup: Any, model: str | None
+) -> int:
+    """CPU swap blocks: the config's `num_cpu_blocks`, else `--swap-space` GiB (default 4,
+    vLLM's) divided by the bytes of one KV block of the model (per GPU under TP)."""
+    from llmsched.errors import InputFileError
+    from llmsched.model import Location
+
+    if cfg.num_cpu_blocks and swap_space is None:
+        return int(cfg.num_cpu_blocks)
+    if mode != "swap":
+        return 0
+    model_name = model or (setup.model if setup else None)
+    if not model_name:
+        raise InputFileError(
+            "--preemption-mode swap needs num_cpu_blocks in the config, or --model so "
+            "--swap-space can be turned into KV blocks",
+            Location("--swap-space"),
+        )
+    from llmsched.knowledge.kv_capacity import kv_bytes_per_token, kv_heads_per_gpu
+    from llmsched.knowledge.models import require_model
+    from llmsched.replay.v0_scheduler import cpu_blocks_for_swap_space
+
+    spec = require_model(model_name)
+    tp = int(setup.explicit.get("tensor_parallel_size") or 1) if setup else 1
+    per_token = kv_bytes_per_token(spec, kv_heads=kv_heads_per_gpu(spec, tp))
+    gib = 4.0 if swap_space is None else swap_space
+    if gib < 0:
+        raise InputFileError("--swap-space must be >= 0", Location("--swap-space"))
+    return cpu_blocks_for_swap_space(gib, per_token * int(cfg.block_size))
 
 
 def _read(path: Path | None) -> str:

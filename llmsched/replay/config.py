@@ -24,6 +24,7 @@ class SchedulerConfig:
     long_prefill_token_threshold: int = 0
     watermark: float = 0.0
     vllm_version: str = DEFAULT_VLLM_VERSION
+    num_cpu_blocks: int = 0  # `--engine v0 --preemption-mode swap`: CPU swap space in blocks
     # The keys exactly as given (echoed into the step log's summary line).
     source: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -37,6 +38,8 @@ class SchedulerConfig:
                 out.append(f"{name} must be >= 1")
         if self.long_prefill_token_threshold < 0:
             out.append("long_prefill_token_threshold must be >= 0")
+        if self.num_cpu_blocks < 0:
+            out.append("num_cpu_blocks must be >= 0")
         if not 0.0 <= self.watermark < 1.0:
             out.append("watermark must be in [0, 1)")
         if not self.enable_chunked_prefill and self.max_num_batched_tokens < self.max_model_len:
@@ -64,5 +67,11 @@ class SchedulerConfig:
         return out
 
 
-_NOT_ECHOED = {"source", "vllm_version", "long_prefill_token_threshold", "watermark"}
+_NOT_ECHOED = {
+    "source",
+    "vllm_version",
+    "long_prefill_token_threshold",
+    "watermark",
+    "num_cpu_blocks",
+}
 CONFIG_KEYS = tuple(f.name for f in fields(SchedulerConfig) if f.name != "source")

@@ -80,10 +80,15 @@ def setup_from_engine_args(
 def setup_from_manifest(
     path: str, gpu: str | None, model: str | None, vllm_version: str | None = None
 ) -> EngineSetup:
-    """The first vLLM invocation found in a Kubernetes/KubeRay manifest."""
+    """The first vLLM invocation found in a Kubernetes/KubeRay manifest
+    (`llmsched.collect.workloads.extract_workload`), on the GPU its pod pins
+    (`llmsched.engine.sizing.pinned_gpu`: nodeSelector, node affinity, annotation, Ray
+    Serve LLM's accelerator_type or the Ray worker groups) unless `--gpu` says otherwise.
+    The engine defaults follow the vLLM version of the image when it can be told."""
     import yaml
 
     from llmsched.collect.workloads import extract_workload
+    from llmsched.engine.sizing import pinned_gpu
 
     p = Path(path)
     try:
@@ -91,30 +96,35 @@ def setup_from_manifest(
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise InputFileError(f"cannot read manifest: {exc}", Location(path)) from None
     for doc in docs:
+        if not isinstance(doc, dict):
+            continue
         workload = extract_workload(doc)
-        for inv in getattr(workload, "serve", None) or ():
-            explicit = dict(getattr(getattr(inv, "args", None), "explicit", None) or {})
-            found_model = getattr(getattr(inv, "args", None), "model", None)
-            found_gpu = gpu or _gpu_of(workload)
-            version = vllm_version or _version_of(inv)
-            return _setup(found_model, explicit, found_gpu, model, version, path)
+        top = _annotations(doc.get("metadata"))
+        worker_pods = [t.spec for t in workload.templates if t.role == "worker"]
+        found: list[tuple[Any, Any, dict[str, str]]] = [
+            (c.vllm, t.spec, {**top, **_annotations(t.metadata)})
+            for t in workload.templates
+            for c in t.containers
+            if c.vllm is not None and not c.init
+        ]
+        found += [(inv, None, top) for inv in workload.serve_llm]
+        for inv, pod, annotations in found:
+            found_gpu = gpu
+            if not found_gpu:
+                pinned, _ = pinned_gpu(pod, annotations, inv, worker_pods)
+                found_gpu = pinned.name if pinned is not None else None
+            version = inv.version if inv.version not in (None, "unknown") else vllm_version
+            return _setup(inv.model, dict(inv.explicit), found_gpu, model, version, path)
     raise InputFileError("no vLLM invocation found in the manifest", Location(path))
 
 
-def _gpu_of(workload: Any) -> str | None:
-    for template in getattr(workload, "templates", None) or ():
-        for attr in ("gpu_product", "gpu"):
-            value = getattr(template, attr, None)
-            if isinstance(value, str) and value:
-                return value
-    return None
-
-
-def _version_of(inv: Any) -> str | None:
-    from llmsched.knowledge.vllm_args import vllm_version_from_image
-
-    image = getattr(inv, "image", None)
-    return vllm_version_from_image(image) if isinstance(image, str) else None
+def _annotations(metadata: Any) -> dict[str, str]:
+    if not isinstance(metadata, dict):
+        return {}
+    raw = metadata.get("annotations")
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k): str(v) for k, v in raw.items()}
 
 
 def _setup(

@@ -403,7 +403,8 @@ class _FastReplay:
         the running list (FCFS) until it can, or until it was the tail itself (then
         return it: Phase A stops there). Lazy requests needing no new block cannot
         fail (their full blocks are hashed later, see `_materialise`), so only the
-        others are visited."""
+        others are visited. A lazy crossing needs exactly one block: it is granted by
+        count and the blocks are popped in batches (they are interchangeable)."""
         lazy = self.lazy
         kv = self.kv
         seq = self.seq
@@ -414,24 +415,43 @@ class _FastReplay:
             events[r] = m
         ordered = sorted(events.items(), key=lambda e: seq[e[0]])
         running = self.sched.running
+        lazy_reqs = lazy.c_off
+        granted = 0  # lazy crossings granted a block not yet taken from the pool
         for r, m in ordered:
             if r.status is not RequestStatus.RUNNING:
                 continue  # preempted from the tail earlier in this loop
-            if r in lazy.c_off:
-                self._materialise(r)
+            if r in lazy_reqs:
+                while kv.get_num_free_blocks() - granted < 1:
+                    granted = self._take_blocks(granted)
+                    victim = running.pop()
+                    self._preempt(victim)
+                    preempted.append(victim)
+                    if victim is r:
+                        return r
+                granted += 1
+                continue
+            granted = self._take_blocks(granted)
             while kv.allocate_slots(r, m) is None:
                 victim = running.pop()
                 self._preempt(victim)
                 preempted.append(victim)
                 if victim is r:
                     return r
-            if r in lazy.c_off and isinstance(kv, CountingKVCacheManager):
-                kv.held.pop(r.request_id, None)  # derived from C again
+        self._take_blocks(granted)
         return None
+
+    def _take_blocks(self, n: int) -> int:
+        """Take `n` blocks for lazy crossings (by count, or popped into `anon`)."""
+        if n:
+            kv = self.kv
+            if isinstance(kv, CountingKVCacheManager):
+                kv.num_free_blocks -= n
+            else:
+                self.anon += kv.block_pool.get_new_blocks(n)
+        return 0
 
     def _preempt(self, r: Request) -> None:
         lazy = self.lazy
-        kv = self.kv
         if r in lazy.c_off:
             self._materialise(r)
             lazy.remove(r)
@@ -443,7 +463,14 @@ class _FastReplay:
     def _finish(self, r: Request) -> None:
         sched = self.sched
         r.status = RequestStatus.FINISHED_LENGTH_CAPPED
-        sched.running.remove(r)
+        # The running list is in sequence-number order: find r by bisection rather
+        # than by a linear `remove`.
+        running = sched.running
+        i = bisect.bisect_left(running, self.seq[r], key=self.seq.__getitem__)
+        if i < len(running) and running[i] is r:
+            del running[i]
+        else:
+            running.remove(r)
         self.active.pop(r, None)
         kv = self.kv
         if isinstance(kv, CountingKVCacheManager) and r.request_id not in kv.held:

@@ -17,6 +17,7 @@ NUM_PREEMPTIONS = "vllm:num_preemptions"
 
 VLLM_PATCH_VERSION = {"0.32": "0.32.0", "0.33": "0.33.0"}
 SCHEDULER_CLASS = "llmsched.replay.scheduler.Scheduler"
+V0_SCHEDULER_CLASS = "llmsched.replay.v0_scheduler.V0Scheduler"
 
 
 @dataclass
@@ -31,9 +32,12 @@ class StepRecord:
     kv_usage: float  # unrounded; the log rounds to 6 places like the golden files
     start_time: float | None = None  # wall clock only
     duration: float | None = None
+    # V0 engine only (`v0_scheduler.py`): ids swapped out this step, swapped queue length
+    swapped: list[str] | None = None
+    num_swapped: int | None = None
 
     def to_log_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "step": self.step,
             "scheduled": self.scheduled,
             "prefix_hit_tokens": self.prefix_hit_tokens,
@@ -43,6 +47,10 @@ class StepRecord:
             "num_running": self.num_running,
             "kv_usage": round(self.kv_usage, 6),
         }
+        if self.swapped is not None:
+            out["swapped"] = self.swapped
+            out["num_swapped"] = self.num_swapped
+        return out
 
 
 @dataclass
@@ -122,7 +130,7 @@ class ReplayResult:
         return {
             "summary": True,
             "vllm_version": VLLM_PATCH_VERSION.get(self.vllm_version, self.vllm_version),
-            "scheduler_class": SCHEDULER_CLASS,
+            "scheduler_class": V0_SCHEDULER_CLASS if self.engine == "v0" else SCHEDULER_CLASS,
             "config": self.config_echo,
             "total_steps": self.total_steps,
             "schedule_calls": self.total_steps,

@@ -133,7 +133,10 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRay]:
     temp_dir = tmp_path_factory.mktemp("ray")
     gcs_port, dash_port = free_port(), free_port()
     # other test suites share the 2 cores: give the dashboard time to come up under load
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_DASHBOARD_STARTUP_TIMEOUT_S": "300"}
+    # RAY_AUTH_MODE: a token left in ~/.ray by another tool must not turn on token auth for
+    # the cluster while the test's driver connects without one
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_DASHBOARD_STARTUP_TIMEOUT_S": "300",
+           "RAY_AUTH_MODE": "disabled"}
     start = [
         str(ray_bin), "start", "--head", f"--node-ip-address={HEAD_IP}", f"--port={gcs_port}",
         f"--dashboard-host={HEAD_IP}", f"--dashboard-port={dash_port}", "--num-gpus=4",

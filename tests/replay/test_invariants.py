@@ -89,8 +89,8 @@ def check_invariants(sched: Scheduler, scheduled: dict[str, int]) -> None:
         held = len(kv.req_to_blocks.get(r.request_id, []))
         assert held == -(-r.num_computed_tokens // cfg.block_size)
         assert r.num_computed_tokens <= r.num_tokens
-    for h, blocks in pool.cached_block_hash_to_block.items():
-        for b in blocks:
+    for h, cached_ids in pool.cached_block_hash_to_block.items():
+        for b in cached_ids:
             assert pool.block_hash[b] == h
 
 

@@ -1,0 +1,397 @@
+"""vLLM's older V0 scheduler (`--engine v0`), read from vLLM 0.6.6.post1 / 0.8.5
+`vllm/core/scheduler.py` (`_schedule_default`) and `vllm/core/block_manager.py`
+(ALGORITHM.md §9), for single-sequence requests.
+
+What differs from V1 (`scheduler.py`):
+
+* Three queues: waiting, running and **swapped**.
+* No chunking: a step is either prefills or decodes. While the swapped queue is not
+  empty no new prefill is admitted. Otherwise whole prompts (for a preempted request:
+  prompt plus output so far) are admitted from the head of the waiting queue while they
+  fit the token budget, `max_num_seqs` and the free GPU blocks minus the watermark
+  (default 0.01 of the GPU blocks). If any prefill was scheduled, nobody decodes.
+* Decode steps: the running queue in order, one token each (the token budget does not
+  limit decodes). Appending a token "touches" one block, so a request continues only
+  while at least one GPU block is free (`can_append_slots`); otherwise the last running
+  request is preempted (the request itself when it is the last), repeatedly.
+* Preemption: `recompute` frees the blocks and puts the request back at the front of the
+  waiting queue; `swap` moves its blocks to CPU swap space (`num_cpu_blocks`, from
+  `--swap-space` GiB / bytes per KV block) and parks it in the swapped queue. When the
+  CPU space is short, vLLM V0 aborts the engine ("Aborted due to the lack of CPU swap
+  space"): the replay stops with that error.
+* A decode step that preempted nobody then swaps requests back in, oldest first, while
+  their blocks (plus the block the next token touches) fit above the watermark.
+* Requests whose prompt exceeds `min(max_model_len, max_num_batched_tokens)` or whose
+  blocks exceed the whole cache (minus the watermark) are ignored (`FINISHED_IGNORED`),
+  as V0 does, instead of being refused up front.
+* The block pool has no reserved null block: `num_gpu_blocks` are all usable and
+  `kv_usage = 1 - free / num_gpu_blocks` (V0's `gpu_cache_usage_perc`).
+
+Not modelled: prefix caching (off by default in V0), chunked prefill
+(`_schedule_chunked_prefill`; a config asking for it is replayed unchunked with
+`max_num_batched_tokens` raised to `max_model_len`, V0's default then), the priority
+policy's forced preemption, `delay_factor`, multi-step scheduling.
+
+The step log has the V1 format plus `"swapped"` (ids swapped out in the step; they are
+also listed in `"preempted"`, as vLLM counts both in `num_preemptions`) and
+`"num_swapped"` (the swapped queue's length after the step).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from llmsched.errors import LlmschedError
+from llmsched.replay.config import SchedulerConfig
+from llmsched.replay.engine import (
+    StepShape,
+    StepTimeFn,
+    _Recorder,
+    _result,
+    make_request,
+    rejection_reason,
+)
+from llmsched.replay.kv_cache_manager import cdiv
+from llmsched.replay.metrics import ReplayResult, RequestRecord, StepRecord
+from llmsched.replay.request import Request, RequestStatus, TraceRequest
+from llmsched.replay.request_queue import SchedulingPolicy
+
+PREEMPTION_MODES = ("recompute", "swap")
+V0_WATERMARK = 0.01  # vLLM V0's CacheConfig default
+V0_VERSION_LABEL = "0.6 (V0)"
+
+
+@dataclass(frozen=True)
+class V0Options:
+    preemption_mode: str = "recompute"
+    num_cpu_blocks: int = 0  # CPU swap space in KV blocks
+    watermark: float = V0_WATERMARK
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.preemption_mode not in PREEMPTION_MODES:
+            out.append("preemption mode must be recompute or swap")
+        if self.num_cpu_blocks < 0:
+            out.append("num_cpu_blocks must be >= 0")
+        if not 0.0 <= self.watermark < 1.0:
+            out.append("watermark must be in [0, 1)")
+        return out
+
+
+def cpu_blocks_for_swap_space(swap_space_gib: float, block_bytes: int) -> int:
+    """vLLM V0: `num_cpu_blocks = swap_space_bytes // cache_block_size`."""
+    if block_bytes <= 0:
+        raise ValueError("block_bytes must be > 0")
+    return int(swap_space_gib * 2**30) // block_bytes
+
+
+@dataclass
+class _StepOut:
+    scheduled: dict[str, int]
+    preempted: list[str]
+    swapped_out: list[str]
+    ignored: list[str]
+    prefill: bool
+
+
+class V0Scheduler:
+    """V0's `Scheduler._schedule_default` with block counts per request."""
+
+    def __init__(self, config: SchedulerConfig, options: V0Options) -> None:
+        self.config = config
+        self.options = options
+        self.swap = options.preemption_mode == "swap"
+        self.block_size = config.block_size
+        self.num_gpu_blocks = config.num_gpu_blocks
+        self.free_gpu = config.num_gpu_blocks
+        self.free_cpu = options.num_cpu_blocks
+        self.watermark_blocks = int(options.watermark * config.num_gpu_blocks)
+        self.max_num_seqs = config.max_num_seqs
+        self.token_budget = config.max_num_batched_tokens
+        if config.enable_chunked_prefill:
+            self.token_budget = max(self.token_budget, config.max_model_len)
+        self.prompt_limit = min(config.max_model_len, self.token_budget)
+        self.waiting: deque[Request] = deque()
+        self.running: deque[Request] = deque()
+        self.swapped: deque[Request] = deque()
+        self.gpu_blocks: dict[str, int] = {}
+        self.cpu_blocks: dict[str, int] = {}
+
+    @property
+    def kv_usage(self) -> float:
+        return 1.0 - self.free_gpu / self.num_gpu_blocks
+
+    def has_requests(self) -> bool:
+        return bool(self.waiting or self.running or self.swapped)
+
+    def schedule(self, step: int) -> _StepOut:
+        out = _StepOut({}, [], [], [], prefill=False)
+        num_seqs = len(self.running)
+        if not self.swapped:
+            num_seqs = self._schedule_prefills(out, num_seqs)
+        if out.scheduled:
+            out.prefill = True
+            return out
+        preempted = self._schedule_running(out, step)
+        if not preempted:
+            self._schedule_swapped(out, len(self.running))
+        return out
+
+    def _schedule_prefills(self, out: _StepOut, num_seqs: int) -> int:
+        tokens = 0
+        bs = self.block_size
+        while self.waiting:
+            req = self.waiting[0]
+            n = req.num_tokens  # the whole sequence, recomputed after a preemption
+            need = cdiv(n, bs)
+            if n > self.prompt_limit or self.num_gpu_blocks - need < self.watermark_blocks:
+                self.waiting.popleft()
+                req.status = RequestStatus.FINISHED_LENGTH_CAPPED
+                out.ignored.append(req.request_id)
+                continue
+            if self.free_gpu - need < self.watermark_blocks:
+                break  # AllocStatus.LATER
+            if tokens + n > self.token_budget or num_seqs + 1 > self.max_num_seqs:
+                break
+            self.waiting.popleft()
+            self.free_gpu -= need
+            self.gpu_blocks[req.request_id] = need
+            req.status = RequestStatus.RUNNING
+            self.running.append(req)
+            out.scheduled[req.request_id] = n
+            tokens += n
+            num_seqs += 1
+        return num_seqs
+
+    def _schedule_running(self, out: _StepOut, step: int) -> bool:
+        queue = self.running
+        decoded: deque[Request] = deque()
+        recomputed: list[Request] = []
+        while queue:
+            req = queue.popleft()
+            preempted_self = False
+            while self.free_gpu < 1:  # appending a token touches one block
+                victim = queue.pop() if queue else req
+                out.preempted.append(victim.request_id)
+                if self.swap:
+                    self._swap_out(victim, step)
+                    out.swapped_out.append(victim.request_id)
+                else:
+                    self._free(victim)
+                    victim.status = RequestStatus.PREEMPTED
+                    victim.num_computed_tokens = 0
+                    recomputed.append(victim)
+                victim.num_preemptions += 1
+                if victim is req:
+                    preempted_self = True
+                    break
+            if preempted_self:
+                break
+            self._append_slot(req)
+            decoded.append(req)
+            out.scheduled[req.request_id] = 1
+        self.running = decoded
+        # `waiting.extendleft(preempted)`: the last victim ends up first.
+        self.waiting.extendleft(recomputed)
+        return bool(out.preempted)
+
+    def _schedule_swapped(self, out: _StepOut, num_seqs: int) -> None:
+        tokens = len(out.scheduled)
+        while self.swapped:
+            req = self.swapped[0]
+            need = cdiv(req.num_computed_tokens + 1, self.block_size)
+            if need > self.num_gpu_blocks:
+                self.swapped.popleft()
+                self.free_cpu += self.cpu_blocks.pop(req.request_id, 0)
+                req.status = RequestStatus.FINISHED_LENGTH_CAPPED
+                out.ignored.append(req.request_id)
+                continue
+            if self.free_gpu - need < self.watermark_blocks:
+                break
+            if tokens + 1 > self.token_budget or num_seqs + 1 > self.max_num_seqs:
+                break
+            self.swapped.popleft()
+            self.free_cpu += self.cpu_blocks.pop(req.request_id, 0)
+            held = cdiv(req.num_computed_tokens, self.block_size)
+            self.gpu_blocks[req.request_id] = held
+            self.free_gpu -= held
+            req.status = RequestStatus.RUNNING
+            self._append_slot(req)
+            self.running.append(req)
+            out.scheduled[req.request_id] = 1
+            tokens += 1
+            num_seqs += 1
+
+    def _append_slot(self, req: Request) -> None:
+        """The next token's KV slot: a new block when the last one is full."""
+        if req.num_computed_tokens % self.block_size == 0:
+            self.free_gpu -= 1
+            self.gpu_blocks[req.request_id] += 1
+
+    def _swap_out(self, req: Request, step: int) -> None:
+        # can_swap_out: blocks touched = the full blocks plus the one the next token
+        # touches, against the free CPU blocks.
+        touched = cdiv(req.num_computed_tokens + 1, self.block_size)
+        if touched > self.free_cpu:
+            raise LlmschedError(
+                f'step {step}: vLLM V0 would abort ("Aborted due to the lack of CPU swap '
+                f'space"): swapping out request {req.request_id!r} touches {touched} blocks '
+                f"but only {self.free_cpu} of {self.options.num_cpu_blocks} CPU blocks are "
+                "free; raise --swap-space or use --preemption-mode recompute"
+            )
+        held = self.gpu_blocks.pop(req.request_id, 0)
+        self.free_gpu += held
+        self.free_cpu -= held
+        self.cpu_blocks[req.request_id] = held
+        req.status = RequestStatus.PREEMPTED
+        self.swapped.append(req)
+
+    def _free(self, req: Request) -> None:
+        self.free_gpu += self.gpu_blocks.pop(req.request_id, 0)
+
+    def update_from_output(self, out: _StepOut) -> tuple[list[str], list[str]]:
+        """Every scheduled request computes its tokens and samples one; finished ones
+        are freed. Returns (sampled ids, finished ids)."""
+        finished: list[str] = []
+        sampled: list[str] = []
+        done: set[str] = set()
+        for req in self.running:
+            n = out.scheduled.get(req.request_id)
+            if n is None:
+                continue
+            req.num_computed_tokens += n
+            req.num_output_tokens += 1
+            sampled.append(req.request_id)
+            if (
+                req.num_output_tokens >= req.max_tokens
+                or req.num_tokens >= self.config.max_model_len
+            ):
+                req.status = RequestStatus.FINISHED_LENGTH_CAPPED
+                self._free(req)
+                finished.append(req.request_id)
+                done.add(req.request_id)
+        if done:
+            self.running = deque(r for r in self.running if r.request_id not in done)
+        return sampled, finished
+
+
+def run_v0(
+    trace: Iterable[TraceRequest],
+    config: SchedulerConfig,
+    options: V0Options | None = None,
+    *,
+    keep_steps: bool = False,
+    step_time: StepTimeFn | None = None,
+    wall_clock: bool = False,
+    path: str = "<trace>",
+) -> ReplayResult:
+    """Replay the trace through the V0 scheduler, one step at a time."""
+    options = options or V0Options()
+    problems = options.problems()
+    if config.policy is not SchedulingPolicy.FCFS:
+        problems.append("the v0 engine replays the fcfs policy only")
+    if problems:
+        raise LlmschedError(f"--engine v0: {problems[0]}")
+    sched = V0Scheduler(config, options)
+    rec = _Recorder(keep_steps)
+    pending: list[Request] = []
+    arrival: list[float] = []
+    for index, tr in enumerate(trace):
+        reason = rejection_reason(tr, config)
+        if reason:
+            rec.rejected[tr.request_id] = reason
+            continue
+        pending.append(make_request(tr, index, config))
+        arrival.append(
+            tr.arrival_time if wall_clock and tr.arrival_time is not None else tr.arrival_step
+        )
+        rec.requests[tr.request_id] = RequestRecord(
+            arrival_step=None if wall_clock else tr.arrival_step,
+            arrival_time=tr.arrival_time,
+            prompt_len=tr.prompt_len,
+        )
+    by_id = {r.request_id: r for r in pending}
+    step = 0
+    now = 0.0
+    i = 0
+    n = len(pending)
+    while i < n or sched.has_requests():
+        if wall_clock and not sched.has_requests() and i < n:
+            now = max(now, arrival[i])
+        clock = now if wall_clock else step
+        while i < n and arrival[i] <= clock:
+            if wall_clock:
+                rec.requests[pending[i].request_id].arrival_step = step
+            sched.waiting.append(pending[i])
+            i += 1
+        out = sched.schedule(step)
+        shape = _shape(sched, out) if step_time else None
+        sampled, finished = sched.update_from_output(out)
+        duration = step_time(shape) if step_time and shape else 0.0
+        end = now + duration
+        for rid in out.scheduled:
+            x = rec.requests[rid]
+            if x.first_scheduled_step is None:
+                x.first_scheduled_step = step
+                x.first_scheduled_time = now if wall_clock else None
+        for rid in sampled:
+            x = rec.requests[rid]
+            if x.first_token_step is None:
+                x.first_token_step = step
+                x.first_token_time = end if wall_clock else None
+            x.num_output_tokens = by_id[rid].num_output_tokens
+        for rid in out.preempted:
+            rec.requests[rid].num_preemptions += 1
+        for reason, ids in (("length", finished), ("ignored", out.ignored)):
+            for rid in ids:
+                x = rec.requests[rid]
+                x.finish_step = step
+                x.finish_time = end if wall_clock else None
+                x.finish_reason = reason
+        rec.step(
+            StepRecord(
+                step=step,
+                scheduled=out.scheduled,
+                prefix_hit_tokens={},
+                preempted=out.preempted,
+                finished=out.ignored + finished,
+                num_waiting=len(sched.waiting),
+                num_running=len(sched.running),
+                kv_usage=sched.kv_usage,
+                start_time=now if wall_clock else None,
+                duration=duration if wall_clock else None,
+                swapped=out.swapped_out,
+                num_swapped=len(sched.swapped),
+            )
+        )
+        if not (out.scheduled or out.preempted or out.ignored) and i >= n:
+            stuck = (sched.swapped or sched.waiting or sched.running)[0]
+            raise LlmschedError(
+                f"the v0 replay cannot make progress: request {stuck.request_id!r} "
+                f"({stuck.num_tokens} tokens) can never be scheduled with this config"
+            )
+        step += 1
+        now = end
+    result = _result(rec, config, {}, now if wall_clock else None, engine="v0")
+    result.vllm_version = V0_VERSION_LABEL
+    return result
+
+
+def _shape(sched: V0Scheduler, out: _StepOut) -> StepShape:
+    context = 0
+    for req in sched.running:
+        n = out.scheduled.get(req.request_id)
+        if n is not None:
+            context += req.num_computed_tokens + n
+    num_tokens = sum(out.scheduled.values())
+    prefill = num_tokens if out.prefill else 0
+    decode = 0 if out.prefill else len(out.scheduled)
+    return StepShape(
+        num_tokens=num_tokens,
+        num_prefill_tokens=prefill,
+        num_decode_reqs=decode,
+        num_reqs=len(out.scheduled),
+        context_tokens=context,
+    )
