@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+Path = tuple[str | int, ...]
+
 _LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -20,3 +22,23 @@ def parse_embedded_yaml(text: str) -> tuple[Any, yaml.Node | None]:
     node = yaml.compose(text, Loader=_LOADER)
     data = yaml.load(text, Loader=_LOADER)
     return data, node
+
+
+def node_line(node: Any, path: Path) -> int | None:
+    """0-based line of the key (or list item) at `path` in a composed YAML node tree: of the
+    deepest part of the path that exists."""
+    line: int | None = None
+    for key in path:
+        if isinstance(node, yaml.MappingNode) and isinstance(key, str):
+            for key_node, value_node in node.value:
+                if getattr(key_node, "value", None) == key:
+                    line, node = key_node.start_mark.line, value_node
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line
+        else:
+            return line
+    return line

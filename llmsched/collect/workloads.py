@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from llmsched.collect.embedded_yaml import parse_embedded_yaml
+from llmsched.collect.embedded_yaml import node_line, parse_embedded_yaml
 from llmsched.knowledge.vllm_args import (
     ParsedArgs,
     effective_args,
@@ -501,16 +501,16 @@ class _Context:
             key = "model_source" if isinstance(source, str) else "model_id"
             locations = {
                 **invocation.locations,
-                "model": ArgLocation(path, _node_line(node, (*inner, "model_loading_config", key))),
+                "model": ArgLocation(path, node_line(node, (*inner, "model_loading_config", key))),
             }
             return _replace(
                 invocation,
                 model=str(model),
                 explicit=explicit,
                 locations=locations,
-                location=ArgLocation(path, _node_line(node, inner)),
+                location=ArgLocation(path, node_line(node, inner)),
             )
-        return _replace(invocation, location=ArgLocation(path, _node_line(node, inner)))
+        return _replace(invocation, location=ArgLocation(path, node_line(node, inner)))
 
     def engine_mapping(
         self,
@@ -526,13 +526,13 @@ class _Context:
         for key in kwargs:
             dest = str(key).replace("-", "_")
             if dest in parsed.explicit:
-                locations[dest] = ArgLocation(path, _node_line(node, (*inner, key)))
+                locations[dest] = ArgLocation(path, node_line(node, (*inner, key)))
         return VllmInvocation(
             model=parsed.model,
             explicit=parsed.explicit,
             locations=locations,
             source="serveConfigV2",
-            location=ArgLocation(path, _node_line(node, inner)),
+            location=ArgLocation(path, node_line(node, inner)),
             version=vllm_version_from_image(image),
             image=image,
             unknown=parsed.unknown,
@@ -991,27 +991,6 @@ def _engine_image(templates: Sequence[PodTemplateView]) -> str | None:
 
 def _is_engine_key(key: Any) -> bool:
     return isinstance(key, str) and known_dest(key)
-
-
-def _node_line(node: yaml.Node | None, path: Path) -> int | None:
-    """0-based line of the key (or item) at `path` in a composed YAML document."""
-    line: int | None = None
-    for key in path:
-        if isinstance(node, yaml.MappingNode) and isinstance(key, str):
-            for key_node, value_node in node.value:
-                if getattr(key_node, "value", None) == key:
-                    line, node = key_node.start_mark.line, value_node
-                    break
-            else:
-                return line
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
-            if key >= len(node.value):
-                return line
-            node = node.value[key]
-            line = node.start_mark.line
-        else:
-            return line
-    return line
 
 
 def _walk(obj: Any, path: Path, depth: int) -> Iterator[tuple[Path, Any]]:

@@ -380,22 +380,9 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
                 else None,
             }
             subject = _subject(obj, container=container.name, part=_part(template))
-            if scope == "container":
+            if scope == "container" or (scope == "vllm" and invocation is not None):
                 yield SubjectView(
-                    "container",
-                    subject,
-                    obj,
-                    container.path,
-                    cvars,
-                    workload=workload,
-                    template=template,
-                    container=container,
-                    invocation=invocation,
-                    annotations=annotations,
-                )
-            elif scope == "vllm" and invocation is not None:
-                yield SubjectView(
-                    "vllm",
+                    scope,
                     subject,
                     obj,
                     container.path,

@@ -28,6 +28,7 @@ def render_story(report: Report, *, color: bool = False, width: int | None = Non
         _print_input_errors,
         _print_not_evaluated,
         _verdict_panel,
+        finish,
         summary_line,
     )
 
@@ -84,10 +85,7 @@ def render_story(report: Report, *, color: bool = False, width: int | None = Non
     if report.errors:
         _print_input_errors(console, report)
     console.print(Text(summary_line(report), style="bold"))
-    out = buffer.getvalue()
-    if not color:
-        out = "\n".join(line.rstrip() for line in out.splitlines()) + "\n"
-    return out
+    return finish(buffer, color)
 
 
 def _print_finding(console: Console, finding: Finding, ranked: dict | None) -> None:

@@ -40,9 +40,13 @@ def render(report: Report, *, color: bool = False, width: int | None = None) -> 
     if report.errors:
         _print_input_errors(console, report)
     console.print(Text(summary_line(report), style="bold"))
+    return finish(buffer, color)
+
+
+def finish(buffer: io.StringIO, color: bool) -> str:
+    """The rendered text; without colour, rows lose rich's padding (piped text reads better)."""
     out = buffer.getvalue()
     if not color:
-        # rich pads table rows to the full width; piped text reads better without it.
         out = "\n".join(line.rstrip() for line in out.splitlines()) + "\n"
     return out
 

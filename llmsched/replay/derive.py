@@ -99,6 +99,8 @@ def setup_from_manifest(
         if not isinstance(doc, dict):
             continue
         workload = extract_workload(doc)
+        if workload is None:
+            continue
         top = _annotations(doc.get("metadata"))
         worker_pods = [t.spec for t in workload.templates if t.role == "worker"]
         found: list[tuple[Any, Any, dict[str, str]]] = [
@@ -108,10 +110,10 @@ def setup_from_manifest(
             if c.vllm is not None and not c.init
         ]
         found += [(inv, None, top) for inv in workload.serve_llm]
-        for inv, pod, annotations in found:
+        for inv, pod, notes in found:
             found_gpu = gpu
             if not found_gpu:
-                pinned, _ = pinned_gpu(pod, annotations, inv, worker_pods)
+                pinned, _ = pinned_gpu(pod, notes, inv, worker_pods)
                 found_gpu = pinned.name if pinned is not None else None
             version = inv.version if inv.version not in (None, "unknown") else vllm_version
             return _setup(inv.model, dict(inv.explicit), found_gpu, model, version, path)

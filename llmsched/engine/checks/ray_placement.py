@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from llmsched.collect.embedded_yaml import node_line
 from llmsched.engine.checks import Outcome, check
 from llmsched.engine.scope import SubjectView, container_gpu
 from llmsched.model import Evidence
@@ -44,27 +45,6 @@ class _Engine:
     bundle_gpus: float | None  # GPUs the explicit bundles reserve; None: Serve's default
     strategy_line: int | None  # 0-based, inside serveConfigV2
     config_line: int | None
-
-
-def _node_line(node: Any, path: Path) -> int | None:
-    """0-based line of the key (or item) at `path` in a composed YAML node tree."""
-    import yaml
-
-    line: int | None = None
-    for key in path:
-        if isinstance(node, yaml.MappingNode) and isinstance(key, str):
-            for key_node, value_node in node.value:
-                if getattr(key_node, "value", None) == key:
-                    line, node = key_node.start_mark.line, value_node
-                    break
-            else:
-                return line
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-            line = node.start_mark.line
-        else:
-            return line
-    return line
 
 
 def _bundle_gpus(pg: Mapping[str, Any], engine_workers: int) -> float | None:
@@ -114,8 +94,8 @@ def _engines(raw: str) -> Iterator[_Engine]:
                 dp=_int(engine.get("data_parallel_size")),
                 strategy=str(pg.get("strategy", "PACK")),
                 bundle_gpus=_bundle_gpus(pg, tp * pp) if pg else None,
-                strategy_line=_node_line(root, (*path, "placement_group_config", "strategy")),
-                config_line=_node_line(root, path),
+                strategy_line=node_line(root, (*path, "placement_group_config", "strategy")),
+                config_line=node_line(root, path),
             )
 
 
