@@ -1263,6 +1263,9 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
             data["kv_cache_tokens"] = fields["kv_cache_tokens"]
     elif signature in VLLM_STARTUP_ERRORS:
         data["startup_errors"].append({"signature": signature, **fields})
+    elif signature == "cuda.oom" and data["samples"] == 0:
+        # before any stats line or scrape: the engine ran out of GPU memory while starting
+        data["startup_errors"].append({"signature": signature, **fields})
     elif signature == "vllm.prompt-too-long":
         data["prompt_rejections"] += 1
         requested = fields.get("requested")

@@ -138,6 +138,14 @@ def _startup_error_text(error: Mapping[str, Any]) -> str:
             f"start-up, below gpu_memory_utilization {error.get('gpu_memory_utilization')} "
             f"({_gib(error.get('desired_gib'))}): another process holds GPU memory"
         )
+    if signature == "cuda.oom":
+        detail = f"tried to allocate {error.get('tried')}" if error.get("tried") else ""
+        if error.get("total") and error.get("free"):
+            detail += f"{'; ' if detail else ''}GPU total {error.get('total')}, {error.get('free')} free"
+        return (
+            f"CUDA out of memory while starting ({detail or 'no sizes logged'}): the weights plus "
+            "the profiling run do not fit at this memory fraction, or another process holds the GPU"
+        )
     if signature == "vllm.no-cache-memory":
         return "no GPU memory was left for the KV cache blocks after loading the weights"
     return str(signature)
