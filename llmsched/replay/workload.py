@@ -236,21 +236,82 @@ def load_config(
 
 @dataclass(frozen=True)
 class LengthDist:
-    """A length distribution: fixed, uniform lo..hi, or lognormal with a mean and a cap."""
+    """A length distribution: fixed, uniform lo..hi, lognormal with a mean and a cap, or
+    empirical: `buckets` of (lower, upper, weight), a bucket drawn by its weight and the
+    length uniform in (lower, upper] (how a Prometheus histogram's share is spread)."""
 
     kind: str = "lognormal"
     mean: float = 512.0
     low: int = 1
     high: int = 4096
     sigma: float = 0.8
+    buckets: tuple[tuple[float, float, float], ...] = ()
 
     def sample(self, rng: random.Random) -> int:
         if self.kind == "fixed":
             return max(1, int(self.mean))
         if self.kind == "uniform":
             return rng.randint(self.low, self.high)
+        if self.kind == "empirical":
+            return self._clip(self._sample_bucket(rng))
         mu = math.log(max(self.mean, 1.0)) - self.sigma**2 / 2
-        return int(min(self.high, max(self.low, round(rng.lognormvariate(mu, self.sigma)))))
+        return self._clip(round(rng.lognormvariate(mu, self.sigma)))
+
+    def _clip(self, value: int) -> int:
+        return int(min(self.high, max(self.low, value)))
+
+    def _sample_bucket(self, rng: random.Random) -> int:
+        total = sum(w for _, _, w in self.buckets)
+        target = rng.random() * total
+        lower, upper = self.buckets[-1][:2]
+        for lo, hi, weight in self.buckets:
+            if target < weight:
+                lower, upper = lo, hi
+                break
+            target -= weight
+        first = math.floor(lower) + 1  # integer lengths in (lower, upper]
+        return rng.randint(first, max(first, math.floor(upper)))
+
+    def quantile(self, q: float) -> float:
+        """The q-quantile (0 < q < 1) of the distribution, before rounding to tokens."""
+        if self.kind == "fixed":
+            return float(max(1, int(self.mean)))
+        if self.kind == "uniform":
+            return self.low + q * (self.high - self.low)
+        if self.kind == "empirical":
+            target = q * sum(w for _, _, w in self.buckets)
+            for lo, hi, weight in self.buckets:
+                if weight > 0 and target <= weight:
+                    return min(float(self.high), lo + (hi - lo) * target / weight)
+                target -= weight
+            return min(float(self.high), self.buckets[-1][1])
+        from statistics import NormalDist
+
+        mu = math.log(max(self.mean, 1.0)) - self.sigma**2 / 2
+        value = math.exp(mu + self.sigma * NormalDist().inv_cdf(q))
+        return min(float(self.high), max(float(self.low), value))
+
+    def expected(self) -> float:
+        """The mean (the empirical one spreads each bucket uniformly)."""
+        if self.kind == "empirical":
+            total = sum(w for _, _, w in self.buckets)
+            mid = sum(w * (lo + min(hi, self.high)) / 2 for lo, hi, w in self.buckets)
+            return mid / total if total else 0.0
+        if self.kind == "uniform":
+            return (self.low + self.high) / 2
+        return self.mean
+
+    def problems(self) -> list[str]:
+        if self.kind not in ("fixed", "uniform", "lognormal", "empirical"):
+            return [f"length kind must be fixed, uniform, lognormal or empirical, got {self.kind}"]
+        if self.kind == "empirical":
+            if not self.buckets or sum(w for _, _, w in self.buckets) <= 0:
+                return ["an empirical length distribution needs buckets with weight"]
+            if any(w < 0 or hi < lo for lo, hi, w in self.buckets):
+                return ["empirical buckets need lower <= upper and weight >= 0"]
+        if self.low > self.high:
+            return [f"length low {self.low} exceeds high {self.high}"]
+        return []
 
 
 @dataclass(frozen=True)
@@ -269,9 +330,11 @@ class WorkloadSpec:
     priorities: tuple[int, ...] = (0,)
     wall_clock: bool = False
     seed: int = 0
+    # When set, prompts stay below it and prompt + output never exceed it (vLLM stops there).
+    max_model_len: int | None = None
 
     def problems(self) -> list[str]:
-        out = []
+        out = [*self.prompt.problems(), *self.output.problems()]
         if self.num_requests < 1:
             out.append("num_requests must be >= 1")
         if not self.rate > 0:
@@ -286,6 +349,8 @@ class WorkloadSpec:
             out.append("burst_size must be >= 1")
         if not self.priorities:
             out.append("priorities must not be empty")
+        if self.max_model_len is not None and self.max_model_len < 2:
+            out.append("max_model_len must be >= 2")
         return out
 
 
@@ -305,6 +370,9 @@ def generate_workload(spec: WorkloadSpec) -> Trace:
             burst_left -= 1
         prompt_len = spec.prompt.sample(rng)
         output_len = spec.output.sample(rng)
+        if spec.max_model_len is not None:
+            prompt_len = min(prompt_len, spec.max_model_len - 1)
+            output_len = max(1, min(output_len, spec.max_model_len - prompt_len))
         group: str | None = None
         prefix_len = 0
         if spec.shared_prefix_ratio and rng.random() < spec.shared_prefix_ratio:
