@@ -18,7 +18,7 @@ from llmsched.errors import LlmschedError
 app = typer.Typer(
     name="llmsched",
     no_args_is_help=True,
-    rich_markup_mode="rich",
+    rich_markup_mode=None,  # typer's rich help imports ~70 ms of rich/markdown per start
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Which scheduler is at fault: Kubernetes, Ray/KubeRay or vLLM.",
