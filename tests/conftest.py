@@ -10,3 +10,7 @@ import os
 # settings. The tests' clusters live on loopback only.
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
+# One real local Ray head for the whole session (Ray collector and diagnose end-to-end tests);
+# defined here, not imported by test modules, so that every module gets the same cluster.
+from ray_fixture import local_ray  # noqa: F401

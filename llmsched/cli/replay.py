@@ -1,4 +1,5 @@
-"""`llmsched replay`: replay vLLM's scheduler on a trace or a synthetic workload.
+"""`llmsched replay`: replay vLLM's scheduler on a trace, a synthetic workload, or a
+workload estimated from two scrapes of a vLLM server's /metrics.
 
 Imports only typer here; the replay modules are imported inside the command.
 """
@@ -40,6 +41,30 @@ def replay(
             help="Synthetic: n=2000,rate=1.5,arrival=poisson|bursty,prompt=lognormal:512:4096,"
             "output=256,shared_prefix=0.3,priorities=0:1,seed=7,clock=step|time",
         ),
+    ] = None,
+    workload_from_metrics: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--workload-from-metrics",
+            help="Estimate the workload from two /metrics scrapes: one file holding both "
+            "(pasted in a row), two files (repeat the option, or give the second as the "
+            "argument), or an `llmsched collect` bundle (or its vllm/<endpoint>/ folder).",
+        ),
+    ] = None,
+    interval: Annotated[
+        float | None,
+        typer.Option(
+            "--interval",
+            help="--workload-from-metrics: seconds between the two scrapes (a bundle records it).",
+        ),
+    ] = None,
+    num_requests: Annotated[
+        int,
+        typer.Option("--num-requests", help="--workload-from-metrics: requests to generate."),
+    ] = 1000,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", help="Seed of a generated workload (overrides --workload's seed=)."),
     ] = None,
     vllm_version: Annotated[
         str, typer.Option("--vllm-version", help="Scheduler behaviour: 0.32 or 0.33.")
@@ -102,12 +127,42 @@ def replay(
     if engine == "v0" and sweep:
         raise InputFileError("--sweep replays the v1 engine only", Location("--engine"))
 
-    trace_obj = _load_trace(trace, workload)
-    setup, base = _base_config(config, engine_args, from_manifest, gpu, model, vllm_version)
+    estimate: Any = None
+    if workload_from_metrics:
+        if workload is not None:
+            raise InputFileError(
+                "give --workload or --workload-from-metrics, not both", Location("replay")
+            )
+        parsed = _read_metrics(workload_from_metrics, trace)
+        setup, base = _base_config(config, engine_args, from_manifest, gpu, model, vllm_version)
+        base, metric_notes = _fill_from_metrics(parsed, base, config is not None)
+        if model is None and setup is None:
+            model = _model_from_metrics(parsed)
+            if model is not None:
+                metric_notes.append(f"--model {model} from the metrics' model_name label")
+        estimate = _estimate(parsed, base, interval, num_requests, seed, metric_notes)
+        from llmsched.replay.workload import generate_workload
+
+        trace_obj = generate_workload(estimate.spec)
+    else:
+        trace_obj = _load_trace(trace, workload, seed)
+        setup, base = _base_config(config, engine_args, from_manifest, gpu, model, vllm_version)
     cost = _cost_model(trace_obj.wall_clock, setup, gpu, model)
+    workload_info = estimate.to_dict(trace_obj) if estimate is not None else None
 
     if sweep:
-        _run_sweep(trace_obj, base, setup, vllm_version, cost, sweep, executor, ray_address, output)
+        _run_sweep(
+            trace_obj,
+            base,
+            setup,
+            vllm_version,
+            cost,
+            sweep,
+            executor,
+            ray_address,
+            output,
+            workload_info,
+        )
         return
 
     from llmsched.replay.fast_engine import run_fast
@@ -155,9 +210,13 @@ def replay(
 
         html_out.write_text(html_report(result), encoding="utf-8")
     summary = result.summary()
+    if workload_info is not None:
+        summary["workload"] = workload_info
     if output == "json":
         typer.echo(json.dumps(summary, indent=2))
         return
+    if workload_info is not None:
+        typer.echo(_workload_text(workload_info))
     typer.echo(_text_summary(summary))
     if charts:
         from llmsched.replay.charts import terminal_charts
@@ -206,17 +265,90 @@ def _read(path: Path | None) -> str:
         return ""
 
 
-def _load_trace(trace: Path | None, workload: str | None) -> Any:
+def _load_trace(trace: Path | None, workload: str | None, seed: int | None) -> Any:
+    from dataclasses import replace
+
     from llmsched.errors import InputFileError
     from llmsched.model import Location
     from llmsched.replay.workload import generate_workload, load_trace, parse_workload_spec
 
     if (trace is None) == (workload is None):
-        raise InputFileError("give a trace file or --workload (one of them)", Location("replay"))
+        raise InputFileError(
+            "give a trace file, --workload or --workload-from-metrics (one of them)",
+            Location("replay"),
+        )
     if trace is not None:
         return load_trace(trace)
     assert workload is not None
-    return generate_workload(parse_workload_spec(workload))
+    spec = parse_workload_spec(workload)
+    return generate_workload(spec if seed is None else replace(spec, seed=seed))
+
+
+def _read_metrics(files: list[Path], trace: Path | None) -> Any:
+    """`--workload-from-metrics A [B]`: typer hands the B of `--workload-from-metrics A B`
+    over as the trace argument, which means nothing with metrics, so it is the second file."""
+    from llmsched.replay.metrics_workload import parse_pair, read_scrape_pair
+
+    return parse_pair(read_scrape_pair([*files, *([trace] if trace is not None else [])]))
+
+
+def _fill_from_metrics(
+    parsed: Any, base: dict[str, Any], from_config_file: bool
+) -> tuple[dict[str, Any], list[str]]:
+    """A config file lacking block_size / num_gpu_blocks gets the server's (derived configs
+    always have them: a disagreement is only noted)."""
+    from llmsched.replay.metrics_workload import cache_config_from_metrics, config_notes
+
+    filled: dict[str, int] = {}
+    if from_config_file:
+        filled = {k: v for k, v in cache_config_from_metrics(parsed).items() if k not in base}
+    merged = {**base, **filled}
+    return merged, config_notes(parsed, merged, filled)
+
+
+def _model_from_metrics(parsed: Any) -> str | None:
+    """The metrics' model_name label, when the model catalogue knows it."""
+    from llmsched.knowledge.models import lookup_model
+    from llmsched.replay.metrics_workload import model_name
+
+    name = model_name(parsed)
+    return name if name and lookup_model(name) is not None else None
+
+
+def _estimate(
+    parsed: Any,
+    base: dict[str, Any],
+    interval: float | None,
+    num_requests: int,
+    seed: int | None,
+    notes: list[str],
+) -> Any:
+    from dataclasses import replace
+
+    from llmsched.errors import InputFileError
+    from llmsched.model import Location
+    from llmsched.replay.config import SchedulerConfig
+    from llmsched.replay.metrics_workload import estimate_from_scrapes
+
+    interval_s = interval if interval is not None else parsed.pair.interval_s
+    if interval_s is None:
+        raise InputFileError(
+            "required: the seconds between the two scrapes (the files do not record it)",
+            Location("--interval"),
+        )
+    if num_requests < 1:
+        raise InputFileError("--num-requests must be >= 1", Location("--num-requests"))
+    max_model_len = base.get("max_model_len", SchedulerConfig.max_model_len)
+    if isinstance(max_model_len, bool) or not isinstance(max_model_len, int) or max_model_len < 2:
+        max_model_len = None  # parse_config reports the bad value with its line
+    estimate = estimate_from_scrapes(
+        parsed,
+        float(interval_s),
+        num_requests=num_requests,
+        seed=0 if seed is None else seed,
+        max_model_len=max_model_len,
+    )
+    return replace(estimate, notes=(*estimate.notes, *notes))
 
 
 def _base_config(
@@ -286,6 +418,7 @@ def _run_sweep(
     executor: str,
     ray_address: str | None,
     output: str,
+    workload_info: dict[str, Any] | None = None,
 ) -> None:
     from llmsched.replay.sweep import (
         COMPARE_COLUMNS,
@@ -310,8 +443,13 @@ def _run_sweep(
 
     result = run_sweep(jobs, executor, ray_address, progress=progress)
     if output == "json":
-        typer.echo(json.dumps({"executor": result.executor, "points": result.points}, indent=2))
+        body: dict[str, Any] = {"executor": result.executor, "points": result.points}
+        if workload_info is not None:
+            body["workload"] = workload_info
+        typer.echo(json.dumps(body, indent=2))
         return
+    if workload_info is not None:
+        typer.echo(_workload_text(workload_info))
     names = list(points[0]) if points else []
     header = [*names, "blocks", *(label for _, label in COMPARE_COLUMNS)]
     rows = []
@@ -352,4 +490,25 @@ def _text_summary(s: dict[str, Any]) -> str:
             f"  throughput: {s['output_tokens_per_s']:.1f} output tokens/s, "
             f"{s['requests_per_s']:.2f} requests/s over {s['total_time_s']:.1f}s",
         ]
+    return "\n".join(lines)
+
+
+def _workload_text(w: dict[str, Any]) -> str:
+    engines = f", {w['engines']} engines" if w["engines"] > 1 else ""
+    lines = [
+        f"workload from vLLM metrics ({w['interval_s']:g}s between scrapes{engines}): "
+        f"{w['rate_per_s']:.3g} requests/s ({w['rate_source']}, "
+        f"{w['requests_finished']:g} finished); {w['num_requests']} requests, seed {w['seed']}",
+    ]
+    for name in ("prompt", "output"):
+        part = w[name]
+        s = part.get("sampled", {})
+        observed = part["observed_mean"]
+        lines.append(
+            f"  {name} tokens: p50 {s.get('p50', 0):g}  p90 {s.get('p90', 0):g}  "
+            f"p99 {s.get('p99', 0):g}  max {s.get('max', 0):g}  ({part['fit']} from the "
+            f"{part['source']} of {part['fitted_on']:g} requests"
+            + (f", observed mean {observed:g})" if observed is not None else ")")
+        )
+    lines += [f"  note: {n}" for n in w["notes"]]
     return "\n".join(lines)

@@ -60,21 +60,10 @@ def compile_expression(expression: str, where: str) -> Any:
 
 
 class Activation:
-    """Variables and functions for one subject, converted to CEL once and reused by every rule.
-
-    The largest variables (the whole object, the pod spec) are resolved lazily: most rules
-    never read them, and converting them for every subject dominated the run time.
-    """
-
-    LAZY = frozenset({"object", "pod"})
+    """Variables and functions for one subject, converted to CEL once and reused by every rule."""
 
     def __init__(self, variables: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]]):
-        cel = cel_module()
-        lazy = {k: v for k, v in variables.items() if k in self.LAZY and v is not None}
-        eager = {k: v for k, v in variables.items() if k not in lazy}
-        self._context = cel.Context(variables=eager, functions=dict(functions))
-        if lazy:
-            self._context.set_variable_resolver(lazy.get)
+        self._context = cel_module().Context(variables=dict(variables), functions=dict(functions))
 
     def with_variable(self, name: str, value: Any) -> None:
         self._context.add_variable(name, value)

@@ -32,6 +32,14 @@ class CompiledRule:
     check: CheckFunction | None = None
     overridden: bool = False  # the config sets this rule's severity: it beats a check's own
 
+    @property
+    def names(self) -> frozenset[str]:
+        """The CEL variables this rule's expressions read."""
+        programs = [self.when, *(p for _, p in self.variables), *(p for _, p in self.evidence)]
+        for _, expression, message in self.validations:
+            programs += [expression, message]
+        return frozenset(n for p in programs if p is not None for n in p.variables())
+
 
 def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRule]:
     checks = all_checks()
@@ -121,6 +129,7 @@ class Evaluator:
         self.not_evaluated: list[NotEvaluated] = []
 
     def run(self, lint_input: LintInput) -> None:
+        names = {id(rule): rule.names for rule in self.rules}
         by_scope: dict[str, list[CompiledRule]] = {}
         for rule in self.rules:
             by_scope.setdefault(rule.spec.scope, []).append(rule)
@@ -131,7 +140,11 @@ class Evaluator:
                 ]
                 if not applicable:
                     continue
-                activation = Activation(view.variables, self.functions)
+                # Converting a variable to CEL costs as much as evaluating: convert only what
+                # the applicable rules read (the whole object is often not needed at all).
+                needed = frozenset().union(*(names[id(r)] for r in applicable))
+                variables = {k: v for k, v in view.variables.items() if k in needed}
+                activation = Activation(variables, self.functions)
                 for rule in applicable:
                     self._evaluate(rule, view, activation)
 

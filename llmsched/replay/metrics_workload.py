@@ -18,7 +18,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,7 +155,9 @@ def split_scrapes(text: str, path: str) -> list[Scrape]:
 
     def close(next_start: int) -> None:
         nonlocal current, start, comments, samples
-        if any(line.strip() for line in current):
+        while current and not current[-1].strip():
+            current.pop()
+        if current:
             scrapes.append(Scrape("\n".join(current) + "\n", path, start))
         current, start, comments, samples = [], next_start, set(), set()
 
@@ -205,6 +207,8 @@ def read_scrape_pair(paths: Sequence[Path]) -> ScrapePair:
         if only.is_dir() or only.name.endswith((".tar.gz", ".tgz")):
             return _from_bundle(only)
         scrapes = split_scrapes(_read(only), str(only))
+        for scrape in scrapes:
+            _check_exposition(scrape)
         if len(scrapes) != 2:
             raise InputFileError(
                 f"found {len(scrapes)} scrape(s) of /metrics, need two taken some seconds "
@@ -215,6 +219,8 @@ def read_scrape_pair(paths: Sequence[Path]) -> ScrapePair:
     found: list[Scrape] = []
     for path in paths:
         scrapes = split_scrapes(_read(path), str(path))
+        for scrape in scrapes:
+            _check_exposition(scrape)
         if len(scrapes) != 1:
             raise InputFileError(
                 f"holds {len(scrapes)} scrapes of /metrics; with two files give one in each",
@@ -222,6 +228,22 @@ def read_scrape_pair(paths: Sequence[Path]) -> ScrapePair:
             )
         found.append(scrapes[0])
     return ScrapePair(found[0], found[1], None)
+
+
+def _check_exposition(scrape: Scrape) -> dict[str, EngineMetrics]:
+    """The scrape's engines; InputFileError when it is not a vLLM exposition."""
+    from llmsched.collect.vllm_metrics import MetricsParseError, parse_exposition
+
+    try:
+        engines, _ = parse_exposition(scrape.text)
+    except MetricsParseError as exc:
+        raise InputFileError(str(exc), Location(scrape.path, scrape.first_line)) from None
+    if not engines:
+        raise InputFileError(
+            "no vllm: metrics in this scrape (is it a vLLM server's /metrics?)",
+            Location(scrape.path, scrape.first_line),
+        )
+    return engines
 
 
 def _read(path: Path) -> str:
@@ -249,8 +271,7 @@ def _from_bundle(path: Path) -> ScrapePair:
     if len(endpoints) > 1:
         names = ", ".join(f"vllm/{safe_name(e.name)}" for e in endpoints)
         raise InputFileError(
-            f"the bundle has {len(endpoints)} vLLM endpoints ({names}): "
-            "give the directory of one",
+            f"the bundle has {len(endpoints)} vLLM endpoints ({names}): give the directory of one",
             Location(str(path)),
         )
     endpoint = endpoints[0]
@@ -313,20 +334,7 @@ class ParsedPair:
 
 
 def parse_pair(pair: ScrapePair) -> ParsedPair:
-    from llmsched.collect.vllm_metrics import MetricsParseError, parse_exposition
-
-    parsed: list[dict[str, EngineMetrics]] = []
-    for scrape in (pair.before, pair.after):
-        try:
-            engines, _ = parse_exposition(scrape.text)
-        except MetricsParseError as exc:
-            raise InputFileError(str(exc), Location(scrape.path, scrape.first_line)) from None
-        if not engines:
-            raise InputFileError(
-                "no vllm: metrics in this scrape (is it a vLLM server's /metrics?)",
-                Location(scrape.path, scrape.first_line),
-            )
-        parsed.append(engines)
+    parsed = [_check_exposition(scrape) for scrape in (pair.before, pair.after)]
     result = ParsedPair(parsed[0], parsed[1], pair)
     if not result.engines:
         raise InputFileError(
@@ -394,8 +402,8 @@ def estimate_from_scrapes(
     finished = counter_delta(SUCCESS)
     prompt_tokens = counter_delta(PROMPT_TOKENS)
     gen_tokens = counter_delta(GENERATION_TOKENS)
-    prompt = _fit_length(parsed, PROMPT_HIST, finished, prompt_tokens, max_model_len)
-    output = _fit_length(parsed, OUTPUT_HIST, finished, gen_tokens, max_model_len)
+    prompt = _fit_length(parsed, PROMPT_HIST, finished, prompt_tokens, max_model_len, notes)
+    output = _fit_length(parsed, OUTPUT_HIST, finished, gen_tokens, max_model_len, notes)
     if prompt is None or output is None:
         raise InputFileError(
             "no request lengths: neither the vllm:request_prompt_tokens / "
@@ -456,8 +464,8 @@ def estimate_from_scrapes(
 
 def _restarted(scrape: Scrape, family: str, key: str, old: float, new: float) -> None:
     raise InputFileError(
-        f"counter {key} went down between the scrapes ({old:g} -> {new:g}): the server "
-        "restarted; scrape twice again",
+        f"counter vllm:{key} went down between the scrapes ({old:g} -> {new:g}): the server "
+        "restarted (or the scrapes are in the wrong order); scrape twice again",
         Location(scrape.path, scrape.line_of("vllm:" + family)),
     )
 
@@ -468,12 +476,19 @@ def _fit_length(
     finished: float,
     tokens: float,
     max_model_len: int | None,
+    notes: list[str],
 ) -> LengthFit | None:
     delta, cumulative = _histogram_counts(parsed, family)
     for counts, source in ((delta, "histogram delta"), (cumulative, "cumulative histogram")):
         if counts is not None and counts[1] > 0:
             buckets, count, total = counts
-            dist = _empirical(buckets, max_model_len)
+            dist, beyond = _empirical(buckets, max_model_len)
+            if beyond:
+                notes.append(
+                    f"{beyond:g} of {count:g} requests in vllm:{family} were longer than "
+                    f"max_model_len {max_model_len}: capped (is the config's max_model_len "
+                    "the server's?)"
+                )
             return LengthFit(dist, source, count, round(total / count, 1))
     if finished > 0 and tokens > 0:
         mean = max(1.0, tokens / finished)
@@ -512,9 +527,12 @@ def _histogram_counts(parsed: ParsedPair, family: str) -> tuple[_Counts | None, 
     return (sorted(delta.items()), d_count, d_sum), (sorted(cumulative.items()), c_count, c_sum)
 
 
-def _empirical(pairs: list[tuple[float, float]], max_model_len: int | None) -> LengthDist:
+def _empirical(
+    pairs: list[tuple[float, float]], max_model_len: int | None
+) -> tuple[LengthDist, float]:
     """Cumulative (le, count) pairs -> per-bucket (lower, upper, weight), capped so a prompt
-    stays below max_model_len; the open +Inf bucket ends at max_model_len when known."""
+    stays below max_model_len (the open +Inf bucket ends there when known), and the count
+    of observations certainly longer than that cap."""
     finite = [le for le, _ in pairs if math.isfinite(le)]
     top = finite[-1] if finite else 1.0
     cap = float(max_model_len - 1) if max_model_len else None
@@ -522,22 +540,21 @@ def _empirical(pairs: list[tuple[float, float]], max_model_len: int | None) -> L
     buckets: list[tuple[float, float, float]] = []
     lower = 0.0
     previous = 0.0
+    beyond = 0.0
     for le, count in pairs:
         upper = le if math.isfinite(le) else open_end
         weight = count - previous
         previous = count
         if cap is not None:
+            if lower >= cap:
+                beyond += max(0.0, weight)
             upper = min(upper, cap)
         if weight > 0:
             buckets.append((min(lower, upper), upper, weight))
         lower = max(lower, upper)
-    high = int(cap) if cap is not None else int(math.floor(open_end))
-    return LengthDist(kind="empirical", low=1, high=max(1, high), buckets=tuple(buckets))
-
-
-def with_cap(workload: MetricsWorkload, max_model_len: int) -> MetricsWorkload:
-    """The same estimate re-read under another max_model_len (sweeps keep the base one)."""
-    return replace(workload, spec=replace(workload.spec, max_model_len=max_model_len))
+    high = int(cap) if cap is not None else math.floor(open_end)
+    dist = LengthDist(kind="empirical", low=1, high=max(1, high), buckets=tuple(buckets))
+    return dist, beyond
 
 
 def config_notes(

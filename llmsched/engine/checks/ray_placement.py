@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmsched.collect.embedded_yaml import node_line
+from llmsched.collect.embedded_yaml import node_line, parse_embedded_yaml
 from llmsched.engine.checks import Outcome, check
 from llmsched.engine.scope import SubjectView, container_gpu
 from llmsched.model import Evidence
@@ -61,8 +61,7 @@ def _engines(raw: str) -> Iterator[_Engine]:
     import yaml
 
     try:
-        parsed = yaml.safe_load(raw)
-        root = yaml.compose(raw, Loader=yaml.SafeLoader)
+        parsed, root = parse_embedded_yaml(raw)
     except yaml.YAMLError:
         return  # reported by the manifest loader / workload extraction
     apps = parsed.get("applications") if isinstance(parsed, Mapping) else None
