@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -83,9 +83,14 @@ def control_plane() -> dict[str, Any]:
     return {
         "metadata": {
             "name": "cp-0",
-            "labels": {"kubernetes.io/hostname": "cp-0", "node-role.kubernetes.io/control-plane": ""},
+            "labels": {
+                "kubernetes.io/hostname": "cp-0",
+                "node-role.kubernetes.io/control-plane": "",
+            },
         },
-        "spec": {"taints": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]},
+        "spec": {
+            "taints": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
+        },
         "status": {
             "capacity": {"cpu": "4", "memory": "16Gi"},
             "allocatable": {"cpu": "4", "memory": "15Gi"},
@@ -113,10 +118,14 @@ def pod(
         status = {
             "phase": "Pending",
             "conditions": [
-                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                 "message": FAILED_SCHEDULING}
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": FAILED_SCHEDULING,
+                }
             ],
-        }  # fmt: skip
+        }
     else:
         spec["nodeName"] = node
         status = {
@@ -125,10 +134,15 @@ def pod(
             "hostIP": "10.0.0.5",
             "conditions": [{"type": "Ready", "status": "True"}],
             "containerStatuses": [
-                {"name": container["name"], "ready": True, "restartCount": 0,
-                 "image": container["image"], "state": {"running": {"startedAt": "2026-11-29T09:00:00Z"}}}
+                {
+                    "name": container["name"],
+                    "ready": True,
+                    "restartCount": 0,
+                    "image": container["image"],
+                    "state": {"running": {"startedAt": "2026-11-29T09:00:00Z"}},
+                }
             ],
-        }  # fmt: skip
+        }
     kind, owner_name = owner
     return {
         "metadata": {
@@ -136,9 +150,16 @@ def pod(
             "namespace": NS,
             "uid": f"uid-{name}",
             "labels": labels,
-            "ownerReferences": [{"apiVersion": "v1", "kind": kind, "name": owner_name,
-                                 "uid": f"uid-{owner_name}", "controller": True}],
-        },  # fmt: skip
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": kind,
+                    "name": owner_name,
+                    "uid": f"uid-{owner_name}",
+                    "controller": True,
+                }
+            ],
+        },
         "spec": spec,
         "status": status,
     }
@@ -164,8 +185,9 @@ def vllm_pod(name: str, replica_set: str, node: str, ip: str) -> dict[str, Any]:
         "ports": [{"containerPort": 8000, "name": "http"}],
     }
     labels = {"app": "llama-8b", "pod-template-hash": replica_set.rsplit("-", 1)[1]}
-    return pod(name, container, labels=labels, owner=("ReplicaSet", replica_set), gpus=1,
-               node=node, ip=ip)  # fmt: skip
+    return pod(
+        name, container, labels=labels, owner=("ReplicaSet", replica_set), gpus=1, node=node, ip=ip
+    )
 
 
 def failed_scheduling(pod_name: str) -> dict[str, Any]:
@@ -183,19 +205,21 @@ def failed_scheduling(pod_name: str) -> dict[str, Any]:
 
 
 RAY_LOG = f"Local node IP: {HEAD_IP}\n--------------------\nRay runtime started.\n"
-VLLM_LOG = "\n".join([
-    f"INFO 11-29 09:01:02 [api_server.py:1805] vLLM API server version 0.11.0",
-    f"INFO 11-29 09:01:02 [utils.py:326] non-default args: {{'model': '{MODEL}', "
-    "'max_model_len': 8192, 'max_num_seqs': 128}",
-    "INFO 11-29 09:01:41 [kv_cache_utils.py:849] GPU KV cache size: 6,400 tokens",
-    "INFO 11-29 09:01:50 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000",
-    "",
-])  # fmt: skip
+VLLM_LOG = "\n".join(
+    [
+        "INFO 11-29 09:01:02 [api_server.py:1805] vLLM API server version 0.11.0",
+        f"INFO 11-29 09:01:02 [utils.py:326] non-default args: {{'model': '{MODEL}', "
+        "'max_model_len': 8192, 'max_num_seqs': 128}",
+        "INFO 11-29 09:01:41 [kv_cache_utils.py:849] GPU KV cache size: 6,400 tokens",
+        "INFO 11-29 09:01:50 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000",
+        "",
+    ]
+)
 
 
 # ---------------------------------------------------------------------- loopback servers
 
-Proxy = Callable[[str, str, str, str], "tuple[int, str, bytes]"]
+Proxy = Callable[[str, str, str, str], tuple[int, str, bytes]]
 
 
 def storm_scrapes() -> list[str]:
@@ -232,7 +256,7 @@ def kube_cluster(
     *,
     nodes: list[dict[str, Any]],
     pods: list[dict[str, Any]],
-    events: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    events: Sequence[dict[str, Any]] = (),
     logs: dict[str, str] | None = None,
     proxy: Proxy | None = None,
 ) -> Iterator[Path]:
@@ -341,13 +365,12 @@ def test_ray_with_gpus_and_no_ray_pod_is_a_second_owner(
     local_ray: LocalRay, tmp_path: Path
 ) -> None:
     """Ray runs on the hosts: the namespace holds only a vLLM pod on the GPU node."""
-    with vllm_server(storm_scrapes()[:1]) as url, kube_cluster(
+    with kube_cluster(
         tmp_path,
         nodes=[gpu_node("gpu-a100-0", "NVIDIA-A100-SXM4-80GB", 8)],
         pods=[vllm_pod("llama-8b-5d9c7f8b6-q7x2m", "llama-8b-5d9c7f8b6", "gpu-a100-0", "10.0.3.7")],
         logs={f"{NS}/llama-8b-5d9c7f8b6-q7x2m/vllm": VLLM_LOG},
-        proxy=pod_proxy({"llama-8b-5d9c7f8b6-q7x2m:8000": url}),
-    ) as kubeconfig:  # fmt: skip
+    ) as kubeconfig:
         snapshot = collect(kubeconfig, local_ray)
 
     report = diagnose(snapshot)
@@ -364,20 +387,29 @@ def test_ray_demand_waits_on_a_pending_kuberay_worker(local_ray: LocalRay, tmp_p
     worker = "rc-llm-worker-gpu-group-b8fz4"
     with kube_cluster(
         tmp_path,
-        nodes=[gpu_node("gpu-a100-0", "NVIDIA-A100-SXM4-80GB", 4),
-               gpu_node("gpu-a100-1", "NVIDIA-A100-SXM4-80GB", 4), control_plane()],
+        nodes=[
+            gpu_node("gpu-a100-0", "NVIDIA-A100-SXM4-80GB", 4),
+            gpu_node("gpu-a100-1", "NVIDIA-A100-SXM4-80GB", 4),
+            control_plane(),
+        ],
         pods=[
             ray_pod("rc-llm-head-7xk2p", "head", "headgroup", 4, node="gpu-a100-0", ip=HEAD_IP),
             ray_pod(worker, "worker", "gpu-group", 1),
-            vllm_pod("other-team-5f6b7c8d9-zz8k2", "other-team-5f6b7c8d9", "gpu-a100-1",
-                     "10.0.3.9"),
+            vllm_pod(
+                "other-team-5f6b7c8d9-zz8k2", "other-team-5f6b7c8d9", "gpu-a100-1", "10.0.3.9"
+            ),
         ],
         events=[failed_scheduling(worker)],
-        logs={**ray_logs("rc-llm-head-7xk2p:head"),
-              f"{NS}/other-team-5f6b7c8d9-zz8k2/vllm": VLLM_LOG},
-    ) as kubeconfig:  # fmt: skip
+        logs={
+            **ray_logs("rc-llm-head-7xk2p:head"),
+            f"{NS}/other-team-5f6b7c8d9-zz8k2/vllm": VLLM_LOG,
+        },
+    ) as kubeconfig:
         snapshot = collect(kubeconfig, local_ray)
 
+    joins = build_facts(snapshot, None).cluster.data
+    assert joins["ray_pending_pods"] == [worker] and joins["ray_pods_running"] == 1
+    assert joins["ray_pending_gpu_demand"] >= 2.0  # the two 1-GPU actors still waiting
     report = diagnose(snapshot)
     rules = by_rule(report)
     [pending] = rules["DK8S01"]
@@ -401,13 +433,16 @@ def test_ray_demand_waits_on_a_pending_kuberay_worker(local_ray: LocalRay, tmp_p
 
 def test_vllm_preemption_storm_on_an_l4_pod_is_confirmed_by_replay(tmp_path: Path) -> None:
     name = "llama-8b-5d9c7f8b6-q7x2m"
-    with vllm_server(storm_scrapes()) as url, kube_cluster(
-        tmp_path,
-        nodes=[gpu_node("gpu-l4-0", "NVIDIA-L4", 1), control_plane()],
-        pods=[vllm_pod(name, "llama-8b-5d9c7f8b6", "gpu-l4-0", "10.0.3.7")],
-        logs={f"{NS}/{name}/vllm": VLLM_LOG},
-        proxy=pod_proxy({f"{name}:8000": url}),
-    ) as kubeconfig:  # fmt: skip
+    with (
+        vllm_server(storm_scrapes()) as url,
+        kube_cluster(
+            tmp_path,
+            nodes=[gpu_node("gpu-l4-0", "NVIDIA-L4", 1), control_plane()],
+            pods=[vllm_pod(name, "llama-8b-5d9c7f8b6", "gpu-l4-0", "10.0.3.7")],
+            logs={f"{NS}/{name}/vllm": VLLM_LOG},
+            proxy=pod_proxy({f"{name}:8000": url}),
+        ) as kubeconfig,
+    ):
         snapshot = collect(kubeconfig, discover=True)
 
     [endpoint] = snapshot.vllm
@@ -430,18 +465,81 @@ def test_vllm_preemption_storm_on_an_l4_pod_is_confirmed_by_replay(tmp_path: Pat
     assert "assumptions" not in confirmation  # the logged cap, not vLLM's default
 
 
+# ---------------------------------------------------------------------- 4. DK8S04
+
+
+def calm_scrapes() -> list[str]:
+    """The recorded exposition with a nearly empty KV cache and no queue, twice (no traffic)."""
+    calm = bump_sample(RECORDED_V1, "vllm:kv_cache_usage_perc", -0.7)
+    calm = bump_sample(calm, "vllm:num_requests_waiting", -64.0)
+    return [calm, calm]
+
+
+def test_storm_on_the_replica_that_landed_on_a_weaker_gpu(tmp_path: Path) -> None:
+    slow, fast = "llama-8b-5d9c7f8b6-q7x2m", "llama-8b-5d9c7f8b6-h4n8w"
+    with (
+        vllm_server(storm_scrapes()) as slow_url,
+        vllm_server(calm_scrapes()) as fast_url,
+        kube_cluster(
+            tmp_path,
+            nodes=[
+                gpu_node("gpu-l4-0", "NVIDIA-L4", 1),
+                gpu_node("gpu-h100-0", "NVIDIA-H100-80GB-HBM3", 8),
+                control_plane(),
+            ],
+            pods=[
+                vllm_pod(slow, "llama-8b-5d9c7f8b6", "gpu-l4-0", "10.0.3.7"),
+                vllm_pod(fast, "llama-8b-5d9c7f8b6", "gpu-h100-0", "10.0.4.2"),
+            ],
+            logs={f"{NS}/{slow}/vllm": VLLM_LOG, f"{NS}/{fast}/vllm": VLLM_LOG},
+            proxy=pod_proxy({f"{slow}:8000": slow_url, f"{fast}:8000": fast_url}),
+        ) as kubeconfig,
+    ):
+        snapshot = collect(kubeconfig, discover=True)
+
+    assert sorted(e.name for e in snapshot.vllm) == [f"{NS}_{fast}", f"{NS}_{slow}"]
+    report = diagnose(snapshot)
+    rules = by_rule(report)
+    [weaker] = rules["DK8S04"]
+    assert weaker.subject.name == slow
+    assert evidence(weaker, "gpu_product") == "NVIDIA-L4"
+    assert evidence(weaker, "faster_siblings") == [f"{fast} (NVIDIA-H100-80GB-HBM3)"]
+    assert evidence(weaker, "products_by_owner") == ["NVIDIA-H100-80GB-HBM3", "NVIDIA-L4"]
+    [storm] = rules["DVLLM02"]
+    assert storm.subject.name == f"{NS}_{slow}"  # the H100 replica is calm
+    # two layers are nearly as sure: the verdict names vLLM's symptom with less confidence
+    assert report.verdict is not None and report.verdict["rule"] == "DVLLM02"
+    top = ranking(report)[0]
+    assert report.verdict["confidence"] < top["confidence"]
+    assert {r["rule"] for r in ranking(report)} >= {"DVLLM02", "DK8S04"}
+
+
 def test_cli_collects_a_bundle_and_diagnoses_it(tmp_path: Path) -> None:
     name = "llama-8b-5d9c7f8b6-q7x2m"
     bundle = tmp_path / "b.tgz"
-    with vllm_server(storm_scrapes()) as url, kube_cluster(
-        tmp_path,
-        nodes=[gpu_node("gpu-l4-0", "NVIDIA-L4", 1), control_plane()],
-        pods=[vllm_pod(name, "llama-8b-5d9c7f8b6", "gpu-l4-0", "10.0.3.7")],
-        logs={f"{NS}/{name}/vllm": VLLM_LOG},
-        proxy=pod_proxy({f"{name}:8000": url}),
-    ) as kubeconfig:  # fmt: skip
-        collected = run_cli("collect", "--kubeconfig", str(kubeconfig), "--discover",
-                            "--interval", "0.2", "--out", str(bundle), "-o", "json", cwd=tmp_path)  # fmt: skip
+    with (
+        vllm_server(storm_scrapes()) as url,
+        kube_cluster(
+            tmp_path,
+            nodes=[gpu_node("gpu-l4-0", "NVIDIA-L4", 1), control_plane()],
+            pods=[vllm_pod(name, "llama-8b-5d9c7f8b6", "gpu-l4-0", "10.0.3.7")],
+            logs={f"{NS}/{name}/vllm": VLLM_LOG},
+            proxy=pod_proxy({f"{name}:8000": url}),
+        ) as kubeconfig,
+    ):
+        collected = run_cli(
+            "collect",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--discover",
+            "--interval",
+            "0.2",
+            "--out",
+            str(bundle),
+            "-o",
+            "json",
+            cwd=tmp_path,
+        )
     assert collected.returncode == 0, collected.stderr
     diagnosed = run_cli("diagnose", "--bundle", str(bundle), "-o", "json", cwd=tmp_path)
     assert diagnosed.returncode == 1, diagnosed.stderr  # findings
@@ -457,5 +555,8 @@ def test_cli_collects_a_bundle_and_diagnoses_it(tmp_path: Path) -> None:
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "llmsched", *args],
-        capture_output=True, text=True, timeout=300, cwd=cwd,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
