@@ -209,7 +209,15 @@ def _pod_from_describe(fields: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(labels, Mapping):
         pod["labels"] = {str(k): str(v) for k, v in labels.items()}
         pod["is_ray"] = "ray.io/cluster" in pod["labels"]
-    pod["owner"] = _owner(pod["name"], pod["labels"], [])
+    owners = []
+    controlled_by = str(fields.get("controlled_by") or "")
+    if "/" in controlled_by:  # `Controlled By:  ReplicaSet/vllm-7d9c8b6f5`
+        kind, _, owner_name = controlled_by.partition("/")
+        owners.append({"kind": kind, "name": owner_name})
+    pod["owner"] = _owner(pod["name"], pod["labels"], owners)
+    pod["ray_node_type"] = pod["labels"].get("ray.io/node-type")
+    if pod["labels"].get("pod-template-hash"):
+        pod["template_hash"] = pod["labels"]["pod-template-hash"]
     _describe_extras(pod, fields)
     return pod
 

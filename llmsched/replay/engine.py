@@ -112,6 +112,62 @@ class _Recorder:
             self.steps.append(rec)
 
 
+class _Arrivals:
+    """The trace's accepted requests in arrival order, handed to a scheduler when their
+    time comes; shared by all engines. Refused requests go to `rec.rejected`."""
+
+    def __init__(
+        self,
+        trace: Iterable[TraceRequest],
+        config: SchedulerConfig,
+        rec: _Recorder,
+        wall_clock: bool,
+    ) -> None:
+        self.rec = rec
+        self.wall_clock = wall_clock
+        self.pending: list[Request] = []
+        self.arrival: list[float] = []  # seconds on the wall clock, else the step
+        self.next = 0
+        for index, tr in enumerate(trace):
+            reason = rejection_reason(tr, config)
+            if reason:
+                rec.rejected[tr.request_id] = reason
+                continue
+            self.pending.append(make_request(tr, index, config))
+            self.arrival.append(
+                tr.arrival_time
+                if wall_clock and tr.arrival_time is not None
+                else float(tr.arrival_step)
+            )
+            rec.requests[tr.request_id] = RequestRecord(
+                arrival_step=None if wall_clock else tr.arrival_step,
+                arrival_time=tr.arrival_time,
+                prompt_len=tr.prompt_len,
+            )
+
+    @property
+    def left(self) -> int:
+        return len(self.pending) - self.next
+
+    def admit(self, step: int, now: float, idle: bool, add: Callable[[Request], None]) -> float:
+        """Hands `add` every request that joins at the start of `step` and returns the
+        step's start time: on the wall clock an idle engine skips ahead to the next arrival."""
+        pending, arrival, i, n = self.pending, self.arrival, self.next, len(self.pending)
+        if self.wall_clock:
+            if idle and i < n:
+                now = max(now, arrival[i])
+            while i < n and arrival[i] <= now:
+                self.rec.requests[pending[i].request_id].arrival_step = step
+                add(pending[i])
+                i += 1
+        else:
+            while i < n and arrival[i] <= step:
+                add(pending[i])
+                i += 1
+        self.next = i
+        return now
+
+
 def run_reference(
     trace: Iterable[TraceRequest],
     config: SchedulerConfig,
@@ -126,42 +182,12 @@ def run_reference(
     check_fits(trace_list, config, path)
     sched = Scheduler(config)
     rec = _Recorder(keep_steps)
-    pending: list[Request] = []
-    pending_arrival: list[float] = []
-    for index, tr in enumerate(trace_list):
-        reason = rejection_reason(tr, config)
-        if reason:
-            rec.rejected[tr.request_id] = reason
-            continue
-        pending.append(make_request(tr, index, config))
-        pending_arrival.append(
-            tr.arrival_time
-            if wall_clock and tr.arrival_time is not None
-            else float(tr.arrival_step)
-        )
-        rec.requests[tr.request_id] = RequestRecord(
-            arrival_step=None if wall_clock else tr.arrival_step,
-            arrival_time=tr.arrival_time,
-            prompt_len=tr.prompt_len,
-        )
+    arrivals = _Arrivals(trace_list, config, rec, wall_clock)
 
     step = 0
     now = 0.0
-    i = 0
-    n = len(pending)
-    while i < n or sched.has_requests():
-        if wall_clock:
-            if not sched.has_requests() and i < n:
-                now = max(now, pending_arrival[i])
-            while i < n and pending_arrival[i] <= now:
-                r = pending[i]
-                rec.requests[r.request_id].arrival_step = step
-                sched.add_request(r)
-                i += 1
-        else:
-            while i < n and pending_arrival[i] <= step:
-                sched.add_request(pending[i])
-                i += 1
+    while arrivals.left or sched.has_requests():
+        now = arrivals.admit(step, now, not sched.has_requests(), sched.add_request)
 
         out = sched.schedule()
         shape = _shape(sched, out.num_scheduled_tokens) if step_time else None
@@ -203,7 +229,7 @@ def run_reference(
         )
         for rid in finished:
             del sched.requests[rid]
-        check_progress(sched, out.total_num_scheduled_tokens + len(out.preempted), n - i)
+        check_progress(sched, out.total_num_scheduled_tokens + len(out.preempted), arrivals.left)
         step += 1
         now = end
     return _result(

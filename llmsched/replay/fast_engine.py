@@ -28,12 +28,11 @@ from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.engine import (
     StepShape,
     StepTimeFn,
+    _Arrivals,
     _Recorder,
     _result,
     check_fits,
     check_progress,
-    make_request,
-    rejection_reason,
 )
 from llmsched.replay.kv_cache_manager import (
     CountingKVCacheManager,
@@ -41,7 +40,7 @@ from llmsched.replay.kv_cache_manager import (
     KVCacheManager,
     cdiv,
 )
-from llmsched.replay.metrics import ReplayResult, RequestRecord, StepRecord
+from llmsched.replay.metrics import ReplayResult, StepRecord
 from llmsched.replay.request import Request, RequestStatus, TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 from llmsched.replay.scheduler import Scheduler, SchedulerOutput
@@ -169,42 +168,16 @@ class _FastReplay:
     def run(self, trace_list: list[TraceRequest]) -> ReplayResult:
         rec = self.rec
         sched = self.sched
-        pending: list[Request] = []
-        arrival: list[float] = []
         wall = self.wall_clock
-        for index, tr in enumerate(trace_list):
-            reason = rejection_reason(tr, self.config)
-            if reason:
-                rec.rejected[tr.request_id] = reason
-                continue
-            pending.append(make_request(tr, index, self.config))
-            arrival.append(
-                tr.arrival_time if wall and tr.arrival_time is not None else float(tr.arrival_step)
-            )
-            rec.requests[tr.request_id] = RequestRecord(
-                arrival_step=None if wall else tr.arrival_step,
-                arrival_time=tr.arrival_time,
-                prompt_len=tr.prompt_len,
-            )
+        arrivals = _Arrivals(trace_list, self.config, rec, wall)
         step = 0
         now = 0.0
-        i = 0
-        n = len(pending)
-        while i < n or sched.has_requests():
-            if wall:
-                if not sched.has_requests() and i < n:
-                    now = max(now, arrival[i])
-                while i < n and arrival[i] <= now:
-                    rec.requests[pending[i].request_id].arrival_step = step
-                    sched.add_request(pending[i])
-                    i += 1
-            else:
-                while i < n and arrival[i] <= step:
-                    sched.add_request(pending[i])
-                    i += 1
+        while arrivals.left or sched.has_requests():
+            now = arrivals.admit(step, now, not sched.has_requests(), sched.add_request)
             changes_before = rec.total_tokens + rec.total_preemptions
             now = self._step(step, now)
-            check_progress(sched, rec.total_tokens + rec.total_preemptions - changes_before, n - i)
+            changes = rec.total_tokens + rec.total_preemptions - changes_before
+            check_progress(sched, changes, arrivals.left)
             step += 1
         stats = self.kv.prefix_cache_stats.to_dict()
         return _result(rec, self.config, stats, now if wall else None)

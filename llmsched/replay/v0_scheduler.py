@@ -48,13 +48,12 @@ from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.engine import (
     StepShape,
     StepTimeFn,
+    _Arrivals,
     _Recorder,
     _result,
-    make_request,
-    rejection_reason,
 )
 from llmsched.replay.kv_cache_manager import cdiv
-from llmsched.replay.metrics import ReplayResult, RequestRecord, StepRecord
+from llmsched.replay.metrics import ReplayResult, StepRecord
 from llmsched.replay.request import Request, RequestStatus, TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 
@@ -296,36 +295,12 @@ def run_v0(
         raise LlmschedError(f"--engine v0: {problems[0]}")
     sched = V0Scheduler(config, options)
     rec = _Recorder(keep_steps)
-    pending: list[Request] = []
-    arrival: list[float] = []
-    for index, tr in enumerate(trace):
-        reason = rejection_reason(tr, config)
-        if reason:
-            rec.rejected[tr.request_id] = reason
-            continue
-        pending.append(make_request(tr, index, config))
-        arrival.append(
-            tr.arrival_time if wall_clock and tr.arrival_time is not None else tr.arrival_step
-        )
-        rec.requests[tr.request_id] = RequestRecord(
-            arrival_step=None if wall_clock else tr.arrival_step,
-            arrival_time=tr.arrival_time,
-            prompt_len=tr.prompt_len,
-        )
-    by_id = {r.request_id: r for r in pending}
+    arrivals = _Arrivals(trace, config, rec, wall_clock)
+    by_id = {r.request_id: r for r in arrivals.pending}
     step = 0
     now = 0.0
-    i = 0
-    n = len(pending)
-    while i < n or sched.has_requests():
-        if wall_clock and not sched.has_requests() and i < n:
-            now = max(now, arrival[i])
-        clock = now if wall_clock else step
-        while i < n and arrival[i] <= clock:
-            if wall_clock:
-                rec.requests[pending[i].request_id].arrival_step = step
-            sched.waiting.append(pending[i])
-            i += 1
+    while arrivals.left or sched.has_requests():
+        now = arrivals.admit(step, now, not sched.has_requests(), sched.waiting.append)
         out = sched.schedule(step)
         shape = _shape(sched, out) if step_time else None
         sampled, finished = sched.update_from_output(out)
@@ -366,7 +341,7 @@ def run_v0(
                 num_swapped=len(sched.swapped),
             )
         )
-        if not (out.scheduled or out.preempted or out.ignored) and i >= n:
+        if not (out.scheduled or out.preempted or out.ignored or arrivals.left):
             stuck = (sched.swapped or sched.waiting or sched.running)[0]
             raise LlmschedError(
                 f"the v0 replay cannot make progress: request {stuck.request_id!r} "

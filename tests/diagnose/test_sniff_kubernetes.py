@@ -137,3 +137,19 @@ def test_device_plugin_cannot_load_nvml() -> None:
     assert result.sources[0]["recognised_as"] == ["device-plugin-log"]
     old = only(sniff_file("device_plugin_old.log"), "deviceplugin.nvml-init-failed")
     assert old.fields["detail"] == "could not load NVML library"
+
+
+def test_describe_pod_keeps_labels_and_owner() -> None:
+    from pathlib import Path
+
+    from llmsched.diagnose.facts import build_facts
+    from llmsched.diagnose.sniff import sniff_text
+
+    text = (Path(__file__).parents[1] / "rules/diagnose_cases/DK8S01/bad-describe-pod.txt").read_text()
+    result = sniff_text(text, "pasted.txt")
+    (status,) = [o for o in result.observations if o.signature == "k8s.pod.status"]
+    assert status.fields["labels"] == {"app": "vllm-llama", "pod-template-hash": "7d9c8b6f5"}
+    assert status.fields["controlled_by"] == "ReplicaSet/vllm-llama-7d9c8b6f5"
+    pod = build_facts(None, result).pods["llm/vllm-llama-7d9c8b6f5-x2k4q"].data
+    assert pod["owner"] == "Deployment/vllm-llama"
+    assert pod["template_hash"] == "7d9c8b6f5"

@@ -227,6 +227,8 @@ def _pod(
         "containers": list(containers.values()),
         "gpu_limit": sum(c["gpu_limit"] for c in containers.values() if not c["init"]),
         "restart_count": sum(c.get("restart_count") or 0 for c in containers.values()),
+        "labels": _labels(entries),
+        "controlled_by": _value(entries, ("Controlled By",)),
     }
     text = start_line.text.strip() + (f" (Status: {status})" if status else "")
     block.observations.append(
@@ -236,6 +238,15 @@ def _pod(
     )
     for index in range(block.start, block.end):
         block.context.setdefault(index, about)
+
+
+def _labels(entries: list[_Entry]) -> dict[str, str]:
+    labels = {}
+    for value in _values(entries, "Labels"):
+        key, sep, label = value.partition("=")
+        if sep:
+            labels[key] = label
+    return labels
 
 
 def _node(
@@ -259,11 +270,7 @@ def _node(
                         "requests": quantity(match.group(2)),
                         "limits": quantity(match.group(3)),
                     }
-    labels = {}
-    for value in _values(entries, "Labels"):
-        key, sep, label = value.partition("=")
-        if sep:
-            labels[key] = label
+    labels = _labels(entries)
     gpu_product = next((labels[k] for k in _GPU_PRODUCT_LABELS if k in labels), None)
     start_line = lines[block.start]
     fields = {

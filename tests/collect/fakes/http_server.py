@@ -11,9 +11,10 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
+
+from fakes.loopback import LoopbackServer, QuietHandler
 
 PROM_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -43,12 +44,7 @@ class FakeHttpState:
 
 
 def _handler(state: FakeHttpState) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def _any(self) -> None:
             with state.lock:
                 state.seen.append((self.command, self.path))
@@ -76,37 +72,13 @@ def _handler(state: FakeHttpState) -> type[BaseHTTPRequestHandler]:
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _any
 
-        def _send(self, code: int, content_type: str, body: bytes) -> None:
-            try:
-                self.send_response(code)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-
     return Handler
 
 
-class FakeHttpServer:
+class FakeHttpServer(LoopbackServer):
     def __init__(self, state: FakeHttpState) -> None:
+        super().__init__(_handler(state))
         self.state = state
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> FakeHttpServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def bump_sample(text: str, name: str, delta: float) -> str:

@@ -16,10 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from fakes.loopback import LoopbackServer, QuietHandler
 
 # plural -> (group/version, list kind, namespaced)
 RESOURCES: dict[str, tuple[str, str, bool]] = {
@@ -100,12 +102,7 @@ def _matches(selector: str | None, labels: dict[str, str]) -> bool:
 
 
 def make_handler(state: FakeKubeState) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def _any(self) -> None:
             with state.lock:
                 state.seen.append((self.command, self.path))
@@ -226,40 +223,15 @@ def make_handler(state: FakeKubeState) -> type[BaseHTTPRequestHandler]:
         def _json(self, code: int, body: Any) -> None:
             self._send(code, "application/json", json.dumps(body).encode())
 
-        def _send(self, code: int, content_type: str, body: bytes) -> None:
-            try:
-                self.send_response(code)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-
     return Handler
 
 
-class FakeKubeApi:
+class FakeKubeApi(LoopbackServer):
     """Context manager: ``with FakeKubeApi(state) as api: api.url``."""
 
     def __init__(self, state: FakeKubeState) -> None:
+        super().__init__(make_handler(state))
         self.state = state
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        port = self.server.server_address[1]
-        return f"http://127.0.0.1:{port}"
-
-    def __enter__(self) -> FakeKubeApi:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def write_kubeconfig(path: Path, server: str, token: str, namespace: str = "default") -> Path:
