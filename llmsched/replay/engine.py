@@ -111,6 +111,29 @@ class _Recorder:
         if self.keep_steps:
             self.steps.append(rec)
 
+    # A request's events; times are None on the step clock.
+
+    def scheduled(self, rid: str, step: int, start: float | None) -> None:
+        rr = self.requests[rid]
+        if rr.first_scheduled_step is None:
+            rr.first_scheduled_step = step
+            rr.first_scheduled_time = start
+
+    def sampled(self, rid: str, step: int, end: float | None) -> None:
+        rr = self.requests[rid]
+        if rr.first_token_step is None:
+            rr.first_token_step = step
+            rr.first_token_time = end
+
+    def finished(
+        self, rid: str, step: int, end: float | None, reason: str = "length"
+    ) -> RequestRecord:
+        rr = self.requests[rid]
+        rr.finish_step = step
+        rr.finish_time = end
+        rr.finish_reason = reason
+        return rr
+
 
 class _Arrivals:
     """The trace's accepted requests in arrival order, handed to a scheduler when their
@@ -195,20 +218,11 @@ def run_reference(
         duration = step_time(shape) if step_time and shape else 0.0
         end = now + duration
         for rid in out.num_scheduled_tokens:
-            rr = rec.requests[rid]
-            if rr.first_scheduled_step is None:
-                rr.first_scheduled_step = step
-                rr.first_scheduled_time = now if wall_clock else None
+            rec.scheduled(rid, step, now if wall_clock else None)
         for rid in sampled:
-            rr = rec.requests[rid]
-            if rr.first_token_step is None:
-                rr.first_token_step = step
-                rr.first_token_time = end if wall_clock else None
+            rec.sampled(rid, step, end if wall_clock else None)
         for rid in finished:
-            rr = rec.requests[rid]
-            rr.finish_step = step
-            rr.finish_time = end if wall_clock else None
-            rr.finish_reason = "length"
+            rec.finished(rid, step, end if wall_clock else None)
         for rid in out.preempted:
             rec.requests[rid].num_preemptions += 1
         for rid in sampled:

@@ -305,9 +305,7 @@ class _FastReplay:
             self.seq[r] = self.next_seq
             self.next_seq += 1
             self.active[r] = None
-            if rr[rid].first_scheduled_step is None:
-                rr[rid].first_scheduled_step = step
-                rr[rid].first_scheduled_time = now if self.wall_clock else None
+            rec.scheduled(rid, step, now if self.wall_clock else None)
         shape = self._shape(explicit, num_lazy) if self.step_time else None
         finishing: list[Request] = []
         sampled_explicit: list[Request] = []
@@ -332,18 +330,12 @@ class _FastReplay:
         duration = self.step_time(shape) if self.step_time and shape else 0.0
         end = now + duration
         for r in sampled_explicit:
-            rid = r.request_id
-            if rr[rid].first_token_step is None:
-                rr[rid].first_token_step = step
-                rr[rid].first_token_time = end if self.wall_clock else None
+            rec.sampled(r.request_id, step, end if self.wall_clock else None)
             if r.status is RequestStatus.RUNNING and _is_decoding(r) and self._lazy_ok(r):
                 del self.active[r]
                 self._lazify(r)
         for r in finishing:
-            x = rr[r.request_id]
-            x.finish_step = step
-            x.finish_time = end if self.wall_clock else None
-            x.finish_reason = "length"
+            x = rec.finished(r.request_id, step, end if self.wall_clock else None)
             x.num_output_tokens = r.num_output_tokens
 
         scheduled: dict[str, int] = {}
@@ -507,26 +499,18 @@ class _FastReplay:
         sampled, finished = sched.update_from_output(out)
         duration = self.step_time(shape) if self.step_time and shape else 0.0
         end = now + duration
-        rr = rec.requests
+        start = now if self.wall_clock else None
+        stop = end if self.wall_clock else None
         for rid in out.num_scheduled_tokens:
-            x = rr[rid]
-            if x.first_scheduled_step is None:
-                x.first_scheduled_step = step
-                x.first_scheduled_time = now if self.wall_clock else None
+            rec.scheduled(rid, step, start)
         for rid in sampled:
-            x = rr[rid]
-            if x.first_token_step is None:
-                x.first_token_step = step
-                x.first_token_time = end if self.wall_clock else None
+            rec.sampled(rid, step, stop)
         for rid in finished:
-            x = rr[rid]
-            x.finish_step = step
-            x.finish_time = end if self.wall_clock else None
-            x.finish_reason = "length"
+            x = rec.finished(rid, step, stop)
             x.num_output_tokens = sched.requests[rid].num_output_tokens
             del sched.requests[rid]
         for rid in out.preempted:
-            rr[rid].num_preemptions += 1
+            rec.requests[rid].num_preemptions += 1
         # Rebuild the lazy view: running order defines the sequence numbers.
         self.seq = {}
         for r in sched.running:

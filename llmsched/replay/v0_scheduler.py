@@ -307,24 +307,15 @@ def run_v0(
         duration = step_time(shape) if step_time and shape else 0.0
         end = now + duration
         for rid in out.scheduled:
-            x = rec.requests[rid]
-            if x.first_scheduled_step is None:
-                x.first_scheduled_step = step
-                x.first_scheduled_time = now if wall_clock else None
+            rec.scheduled(rid, step, now if wall_clock else None)
         for rid in sampled:
-            x = rec.requests[rid]
-            if x.first_token_step is None:
-                x.first_token_step = step
-                x.first_token_time = end if wall_clock else None
-            x.num_output_tokens = by_id[rid].num_output_tokens
+            rec.sampled(rid, step, end if wall_clock else None)
+            rec.requests[rid].num_output_tokens = by_id[rid].num_output_tokens
         for rid in out.preempted:
             rec.requests[rid].num_preemptions += 1
         for reason, ids in (("length", finished), ("ignored", out.ignored)):
             for rid in ids:
-                x = rec.requests[rid]
-                x.finish_step = step
-                x.finish_time = end if wall_clock else None
-                x.finish_reason = reason
+                rec.finished(rid, step, end if wall_clock else None, reason)
         rec.step(
             StepRecord(
                 step=step,
