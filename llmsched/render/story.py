@@ -112,7 +112,7 @@ def _print_finding(console: Console, finding: Finding, ranked: dict | None) -> N
         console.print(Padding(line, (0, 0, 0, 4)))
     derived = [e for e in finding.evidence if e.source == "derived" and e.location is None]
     if derived:
-        facts = ", ".join(f"{e.key}={e.value}" for e in derived)
+        facts = ", ".join(f"{e.key}={_number(e.value)}" for e in derived)
         console.print(Padding(Text(facts, style="dim"), (0, 0, 0, 4)))
     if finding.confirmation:
         console.print(
@@ -124,6 +124,11 @@ def _print_finding(console: Console, finding: Finding, ranked: dict | None) -> N
         console.print(Padding(Text("next:"), (0, 0, 0, 4)))
         for step in steps.strip().splitlines():
             console.print(Padding(Text(step), (0, 0, 0, 6)))
+
+
+def _number(value: object) -> object:
+    """0.9990000000000001 -> 0.999: floats as people write them."""
+    return f"{value:.4g}" if isinstance(value, float) else value
 
 
 def _confirmation_line(confirmation: dict) -> str:
