@@ -17,6 +17,13 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def admission_watermark(request: Request, apply_watermark: bool, watermark_blocks: int) -> int:
+    """Blocks kept free when a waiting or preempted request is (re)admitted."""
+    if apply_watermark and request.status in (RequestStatus.WAITING, RequestStatus.PREEMPTED):
+        return watermark_blocks
+    return 0
+
+
 @dataclass
 class PrefixCacheStats:
     """vLLM's `PrefixCacheStats`: one record per lookup, in tokens."""
@@ -88,7 +95,10 @@ class KVCacheManager:
             if block_id is None:
                 break
             hit.append(block_id)
-        num_hits = len(hit) * bs
+        return self._record_hits(request, hit)
+
+    def _record_hits(self, request: Request, hit: list[int]) -> tuple[list[int], int]:
+        num_hits = len(hit) * self.block_size
         self.prefix_cache_stats.record(
             request.num_tokens, num_hits, preempted=request.num_preemptions > 0
         )
@@ -112,9 +122,7 @@ class KVCacheManager:
         hit = new_computed_blocks or []
         pool = self.block_pool
         free = pool.get_num_free_blocks()
-        watermark = 0
-        if apply_watermark and request.status in (RequestStatus.WAITING, RequestStatus.PREEMPTED):
-            watermark = self.watermark_blocks
+        watermark = admission_watermark(request, apply_watermark, self.watermark_blocks)
         if full_sequence_must_fit:
             full = min(request.num_tokens, self.max_model_len)
             if self._num_blocks_to_allocate(request, full, hit) + watermark > free:
@@ -143,11 +151,21 @@ class KVCacheManager:
         num_full = num_tokens // self.block_size
         if num_full <= num_cached:
             return
-        blocks = self.req_to_blocks[rid]
-        hashes = request.block_hashes(num_full, self.block_size)
-        for k in range(num_cached, num_full):
-            self.block_pool.cache_full_block(blocks[k], hashes[k])
+        self._register_hashes(request, num_cached, self._eager_hash_end(request, num_full))
         self.num_cached_block[rid] = num_full
+
+    def _eager_hash_end(self, request: Request, num_full: int) -> int:
+        """How many of the request's full blocks get their hash registered as they fill."""
+        return num_full
+
+    def _register_hashes(self, request: Request, start: int, end: int) -> None:
+        """Enter blocks `start:end` of the request into the pool's hash map."""
+        if end <= start:
+            return
+        blocks = self.req_to_blocks[request.request_id]
+        hashes = request.block_hashes(end, self.block_size)
+        for k in range(start, end):
+            self.block_pool.cache_full_block(blocks[k], hashes[k])
 
     def free(self, request: Request) -> None:
         """Release tail first, so a sequence's last blocks are evicted before its first."""
@@ -197,9 +215,7 @@ class CountingKVCacheManager:
     ) -> list[int] | None:
         free = self.num_free_blocks
         held = self.held.get(request.request_id, 0)
-        watermark = 0
-        if apply_watermark and request.status in (RequestStatus.WAITING, RequestStatus.PREEMPTED):
-            watermark = self.watermark_blocks
+        watermark = admission_watermark(request, apply_watermark, self.watermark_blocks)
         bs = self.block_size
         if full_sequence_must_fit:
             full = min(request.num_tokens, self.max_model_len)
@@ -249,25 +265,10 @@ class DeferredHashKVCacheManager(KVCacheManager):
             if not blocks:
                 break
             hit.append(next(iter(blocks)))
-        num_hits = len(hit) * bs
-        self.prefix_cache_stats.record(
-            request.num_tokens, num_hits, preempted=request.num_preemptions > 0
-        )
-        return hit, num_hits
+        return self._record_hits(request, hit)
 
-    def cache_blocks(self, request: Request, num_tokens: int) -> None:
-        rid = request.request_id
-        num_cached = self.num_cached_block.get(rid, 0)
-        num_full = num_tokens // self.block_size
-        if num_full <= num_cached:
-            return
-        eager_end = min(num_full, self._num_shared_blocks(request))
-        if eager_end > num_cached:
-            blocks = self.req_to_blocks[rid]
-            hashes = request.block_hashes(eager_end, self.block_size)
-            for k in range(num_cached, eager_end):
-                self.block_pool.cache_full_block(blocks[k], hashes[k])
-        self.num_cached_block[rid] = num_full
+    def _eager_hash_end(self, request: Request, num_full: int) -> int:
+        return min(num_full, self._num_shared_blocks(request))
 
     def free(self, request: Request) -> None:
         rid = request.request_id
@@ -276,13 +277,10 @@ class DeferredHashKVCacheManager(KVCacheManager):
             start = min(self.num_cached_block.get(rid, 0), self._num_shared_blocks(request))
             end = self.num_cached_block.get(rid, 0)
             if end > start:
-                pool = self.block_pool
                 if request.status is RequestStatus.FINISHED_LENGTH_CAPPED:
-                    block_hash = pool.block_hash
+                    block_hash = self.block_pool.block_hash
                     for b in blocks[start:end]:
                         block_hash[b] = DEAD_HASH
                 else:  # preempted: it will look these up when it is admitted again
-                    hashes = request.block_hashes(end, self.block_size)
-                    for k in range(start, end):
-                        pool.cache_full_block(blocks[k], hashes[k])
+                    self._register_hashes(request, start, end)
         super().free(request)
