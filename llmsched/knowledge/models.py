@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from llmsched.errors import InputFileError, LlmschedError
+from llmsched.input_files import read_json
 from llmsched.model import Location
 
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4, "fp32": 4}
@@ -497,16 +498,7 @@ def load_hf_config(path: str | Path) -> ModelSpec:
     """
     target = Path(path)
     file = target / "config.json" if target.is_dir() else target
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"cannot read model config: {exc}", Location(str(file))) from None
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputFileError(
-            f"invalid JSON: {exc.msg}", Location(str(file), exc.lineno, exc.colno)
-        ) from None
+    config, _text = read_json(file, "model config")
     spec = model_from_hf_config(config, source=str(file))
     if spec.quantization is None:
         counted = _safetensors_params(file.parent)

@@ -24,13 +24,7 @@ def render_story(report: Report, *, color: bool = False, width: int | None = Non
     from rich.console import Console
     from rich.text import Text
 
-    from llmsched.render.text import (
-        _print_input_errors,
-        _print_not_evaluated,
-        _verdict_panel,
-        finish,
-        summary_line,
-    )
+    from llmsched.render.text import _verdict_panel, close_report
 
     buffer = io.StringIO()
     console = Console(
@@ -80,12 +74,7 @@ def render_story(report: Report, *, color: bool = False, width: int | None = Non
                 extra = f"; {source['unrecognised_lines']} line(s) not recognised"
             console.print(Text(f"  {where}: {what}{extra}"))
         console.print()
-    if report.not_evaluated:
-        _print_not_evaluated(console, report)
-    if report.errors:
-        _print_input_errors(console, report)
-    console.print(Text(summary_line(report), style="bold"))
-    return finish(buffer, color)
+    return close_report(console, buffer, report, color)
 
 
 def _print_finding(console: Console, finding: Finding, ranked: dict | None) -> None:

@@ -22,7 +22,6 @@ MAX_EVIDENCE_SHOWN = 4
 
 
 def render(report: Report, *, color: bool = False, width: int | None = None) -> str:
-    from rich.text import Text
 
     if report.stats.get("layout") == "story":
         from llmsched.render.story import render_story
@@ -35,6 +34,13 @@ def render(report: Report, *, color: bool = False, width: int | None = None) -> 
         console.print(_verdict_panel(report.verdict))
         console.print()
     _print_findings(console, report.active_findings)
+    return close_report(console, buffer, report, color)
+
+
+def close_report(console: Console, buffer: io.StringIO, report: Report, color: bool) -> str:
+    """How both text layouts end: rules not evaluated, input errors, the summary line."""
+    from rich.text import Text
+
     if report.not_evaluated:
         _print_not_evaluated(console, report)
     if report.errors:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from llmsched.errors import InputFileError
+from llmsched.input_files import read_json, read_text
 from llmsched.model import Location
 from llmsched.replay.config import CONFIG_KEYS, SchedulerConfig
 from llmsched.replay.request import TraceRequest
@@ -103,11 +104,7 @@ def parse_trace_line(obj: Any, loc: Location) -> TraceRequest:
 
 def load_trace(path: str | Path) -> Trace:
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"cannot read trace: {exc}", Location(str(p))) from None
-    return parse_trace(text, str(p))
+    return parse_trace(read_text(p, "trace"), str(p))
 
 
 def parse_trace(text: str, path: str = "<trace>") -> Trace:
@@ -218,16 +215,7 @@ def load_config(
     vllm_version: str | None = None,
 ) -> SchedulerConfig:
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"cannot read config: {exc}", Location(str(p))) from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputFileError(
-            f"invalid JSON: {exc.msg}", Location(str(p), exc.lineno, exc.colno)
-        ) from None
+    obj, text = read_json(p, "config")
     return parse_config(obj, str(p), text, overrides, vllm_version)
 
 
