@@ -680,6 +680,7 @@ def _ray_base(address: str | None) -> dict[str, Any]:
         "shared_gpu_nodes": [],
         "memory_kills": [],
         "unfulfilled_requests": [],
+        "gcs_ips": [],  # the address a driver connected to (`Connecting to existing Ray cluster`)
         # set by the cross-layer join (_ray_cluster_keys) once pods and nodes are known
         "gpu_blind_nodes": [],
         "gpu_overcount": [],
@@ -812,6 +813,8 @@ def _merge_ray_observation(data: dict[str, Any], observation: Observation) -> No
         data["pending_nodes"] = int(counts.get("pending", 0))
     elif signature == "ray.memory-monitor-kill":
         data["memory_kills"].append({**fields, "line": observation.text})
+    elif signature == "ray.driver.connected" and fields.get("address"):
+        data["gcs_ips"].append(str(fields["address"]))
     elif signature in _UNFULFILLED_SIGNATURES:
         data["unfulfilled_requests"].append(
             {"signature": signature, "request": fields.get("request"), "line": observation.text}
@@ -1020,6 +1023,9 @@ def _ray_unmatched_node_pins(facts: Facts) -> list[dict[str, Any]]:
     out = []
     for key, subject in facts.ray.items():
         ips = sorted({str(n["ip"]) for n in subject.data["nodes"] if _IPV4.match(str(n["ip"]))})
+        # no node list pasted: the GCS address the driver joined is the one Ray IP shown, and
+        # vLLM's driver (which pins `node:<its IP>`) normally runs on that head node
+        ips = ips or sorted(set(subject.data.get("gcs_ips") or []))
         for pin in _node_pins(subject.data):
             target = pin.removeprefix("node:")
             if (ips and target not in ips) or not _IPV4.match(target):

@@ -361,6 +361,9 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
                 annotations=annotations,
             )
             continue
+        pod_without_containers = {
+            k: v for k, v in template.spec.items() if k not in ("containers", "initContainers")
+        }
         for container in template.containers:
             if container.init:
                 continue
@@ -369,6 +372,9 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
             invocation = container.vllm
             cvars = {
                 **template_base,
+                # the container is its own variable: the pod spec without the container
+                # lists converts to CEL several times faster
+                "pod": pod_without_containers,
                 "container": dict(container.data),
                 "gpu": gpu,
                 "is_gpu": is_gpu,

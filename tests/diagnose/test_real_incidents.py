@@ -1,0 +1,54 @@
+"""`run_diagnose` on real incidents: evidence as reporters pasted it in public issue threads.
+
+Each `real_incidents/<name>.txt` is an excerpt of an issue (trimmed, otherwise as posted);
+`<name>.expect.yaml` names the thread, the cause the thread established, the layer at
+fault and the checklist rule (null when the checklist has no rule for that cause).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from llmsched.diagnose.run import run_diagnose
+
+INCIDENTS = Path(__file__).resolve().parent / "real_incidents"
+LAYERS = {"kubernetes", "ray", "vllm"}
+
+
+def _incidents() -> list[Path]:
+    return sorted(INCIDENTS.glob("*.txt"))
+
+
+def _expectation(evidence: Path) -> dict[str, Any]:
+    expect = yaml.safe_load(evidence.with_suffix(".expect.yaml").read_text(encoding="utf-8"))
+    assert isinstance(expect, dict)
+    return expect
+
+
+def test_every_incident_is_a_well_formed_case() -> None:
+    incidents = _incidents()
+    assert len(incidents) >= 20
+    for evidence in incidents:
+        expect = _expectation(evidence)
+        assert str(expect["url"]).startswith("https://github.com/"), evidence.name
+        assert expect["cause"], evidence.name
+        assert expect["layer"] in LAYERS, evidence.name
+        assert isinstance(expect.get("acceptable_rules", []), list), evidence.name
+    covered = {_expectation(e)["layer"] for e in incidents}
+    assert covered == LAYERS
+
+
+@pytest.mark.parametrize("evidence", _incidents(), ids=lambda p: p.stem)
+def test_diagnose_names_the_layer_and_rule_the_thread_established(evidence: Path) -> None:
+    expect = _expectation(evidence)
+    report = run_diagnose(paths=[str(evidence)])
+    verdict = report.verdict
+    assert verdict is not None, f"no verdict; sources: {report.stats.get('sources')}"
+    assert verdict["layer"] == expect["layer"], verdict
+    if expect["rule"] is not None:
+        accepted = [expect["rule"], *expect.get("acceptable_rules", [])]
+        assert verdict["rule"] in accepted, verdict
