@@ -101,6 +101,10 @@ def explain(
                     "remediation": spec.remediation,
                     "references": list(spec.references),
                     "examples": spec.examples,
+                    "symptom": spec.symptom,
+                    "next_steps": spec.next_steps,
+                    "confidence": spec.confidence if spec.kind == "diagnose" else None,
+                    "supersedes": list(spec.supersedes),
                 },
                 indent=2,
             )
@@ -117,6 +121,14 @@ def explain(
     console.print(Markdown(spec.rationale))
     console.print("\n[bold]Fix[/bold]")
     console.print(Markdown(spec.remediation))
+    if spec.kind == "diagnose":
+        console.print(f"\n[bold]Symptom[/bold] ({spec.scope}, likelihood {spec.confidence:.0%})")
+        console.print(Syntax(str(spec.symptom).strip(), "javascript", word_wrap=True))
+        if spec.next_steps:
+            console.print("\n[bold]Next steps[/bold]")
+            console.print(Syntax(spec.next_steps.rstrip(), "bash", word_wrap=True))
+        if spec.supersedes:
+            console.print(f"\n[bold]Explains[/bold]: {', '.join(spec.supersedes)}")
     console.print(f"\n[bold]Sources[/bold]: {', '.join(spec.references)}")
     for label in ("bad", "good"):
         if label in spec.examples:

@@ -198,3 +198,12 @@ def test_inline_comment_suppression(workdir: Path) -> None:
                             cwd=workdir).stdout)
     (finding,) = report["findings"]
     assert finding["suppressed"] == "inline comment: mirrored nightly, pinned by digest"
+
+
+def test_explain_a_diagnose_rule_shows_symptom_and_next_steps(tmp_path: Path) -> None:
+    text = run("rules", "explain", "DK8S01", cwd=tmp_path).stdout
+    assert "Symptom" in text and "k8s.pending.insufficient-gpu" in text
+    assert "Next steps" in text and "kubectl describe pod" in text
+    data = json.loads(run("rules", "explain", "gpu-insufficient", "-o", "json", cwd=tmp_path).stdout)
+    assert data["kind"] == "diagnose" and 0 < data["confidence"] <= 1
+    assert "DRAY01" in data["supersedes"]
