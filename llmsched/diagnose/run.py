@@ -37,16 +37,12 @@ def _lint_manifests(sniffed: SniffResult, config: Config) -> tuple[list[Finding]
                 location = finding.location
                 if location is not None:
                     location = Location(origin, location.line, location.column)
-                findings.append(_with_location(finding, location))
+                findings.append(replace(finding, location=location))
         if paths:
             report = run_lint(paths, config)
             findings.extend(report.findings)
             errors.extend(report.errors)
     return findings, errors
-
-
-def _with_location(finding: Finding, location: Location | None) -> Finding:
-    return replace(finding, location=location)
 
 
 def run_diagnose(

@@ -3,12 +3,11 @@ what we meant."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from render_fixtures import make_finding
 
-from llmsched.model import Finding, Layer, Location, Report, Severity, Subject
+from llmsched.model import Finding, Location, Report, Severity
 from llmsched.render import render
 from llmsched.render.github import escape_data, escape_property
 
@@ -35,17 +34,7 @@ def parse_command(line: str) -> tuple[str, dict[str, str], str]:
 
 
 def _finding(**changes: object) -> Finding:
-    base = Finding(
-        rule="K8S001",
-        name="gpu-limit-missing",
-        layer=Layer.kubernetes,
-        severity=Severity.error,
-        message="no limit",
-        remediation="set a limit",
-        subject=Subject(kind="Pod", name="p"),
-        location=Location("deploy.yaml", 12, 5),
-    )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return make_finding(**{"location": Location("deploy.yaml", 12, 5), **changes})
 
 
 def test_the_documented_example() -> None:

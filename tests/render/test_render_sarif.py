@@ -4,14 +4,14 @@ looks for it."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from importlib import resources
 from typing import Any
 
 import jsonschema
 import pytest
+from render_fixtures import make_finding
 
-from llmsched.model import Finding, Layer, Location, Report, Severity, Subject
+from llmsched.model import Location, Report
 from llmsched.render import render
 from llmsched.render.sarif import FINGERPRINT_KEY, SCHEMA_URI
 
@@ -39,18 +39,7 @@ def _validate(log: dict[str, Any], schema: dict[str, Any]) -> None:
     assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
 
 
-def _finding(**changes: Any) -> Finding:
-    base = Finding(
-        rule="K8S001",
-        name="gpu-limit-missing",
-        layer=Layer.kubernetes,
-        severity=Severity.error,
-        message="no limit",
-        remediation="set a limit",
-        subject=Subject(kind="Pod", name="p"),
-        location=Location("pod.yaml", 3, 5),
-    )
-    return replace(base, **changes)
+_finding = make_finding
 
 
 def test_sample_report_is_valid_sarif(report: Report, sarif_schema: dict[str, Any]) -> None:

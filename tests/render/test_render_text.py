@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import pytest
+from render_fixtures import make_finding
 
-from llmsched.model import Finding, Layer, Location, Report, Severity, Subject
+from llmsched.model import Finding, Report, Severity
 from llmsched.render import render
 from llmsched.render.text import summary_line
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def _finding(**changes: object) -> Finding:
-    base = Finding(
-        rule="K8S001",
-        name="gpu-limit-missing",
-        layer=Layer.kubernetes,
-        severity=Severity.error,
-        message="no limit",
-        remediation="set a limit",
-        subject=Subject(kind="Pod", name="p"),
-        location=Location("pod.yaml", 3, 5),
-    )
-    return replace(base, **changes)  # type: ignore[arg-type]
+_finding = make_finding
 
 
 def test_groups_by_file_then_object(report: Report) -> None:

@@ -13,6 +13,7 @@ import yaml
 
 from llmsched.config import Config
 from llmsched.diagnose.run import run_diagnose
+from llmsched.model import Report
 from llmsched.snapshot import Snapshot
 
 CASES = Path(__file__).parent / "diagnose_cases"
@@ -28,7 +29,7 @@ def _cases() -> list[pytest.ParameterSet]:
     return out
 
 
-def run_case(case: Path, rule: str | None = None):  # type: ignore[no-untyped-def]
+def run_case(case: Path, rule: str | None = None) -> Report:
     config = Config(select=(rule,)) if rule else Config()
     if case.is_dir() and (case / "manifest.json").exists():
         return run_diagnose(snapshots=[Snapshot.load(case)], config=config)

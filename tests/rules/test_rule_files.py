@@ -65,18 +65,25 @@ CHECKLIST_DIAGNOSE_IDS = (
 DIAGNOSE_CASES = Path(__file__).parent / "diagnose_cases"
 
 
-def test_every_checklist_diagnose_rule_exists() -> None:
-    codes = {_load(p)["code"] for p in RULE_FILES if _load(p)["kind"] == "diagnose"}
-    assert codes == set(CHECKLIST_DIAGNOSE_IDS)
+CASE_FOLDERS = {"lint": (CASES, ".yaml"), "diagnose": (DIAGNOSE_CASES, "")}
+CHECKLIST_IDS = {"lint": CHECKLIST_LINT_IDS, "diagnose": CHECKLIST_DIAGNOSE_IDS}
 
 
-@pytest.mark.parametrize("path", sorted((RULES / "diagnose").glob("*.yaml")), ids=lambda p: p.stem)
-def test_diagnose_rule_has_good_and_bad_cases(path: Path) -> None:
-    code = _load(path)["code"]
-    folder = DIAGNOSE_CASES / code
+@pytest.mark.parametrize("kind", ["lint", "diagnose"])
+def test_every_checklist_rule_exists(kind: str) -> None:
+    codes = {_load(p)["code"] for p in RULE_FILES if _load(p)["kind"] == kind}
+    assert codes == set(CHECKLIST_IDS[kind])
+
+
+@pytest.mark.parametrize("path", RULE_FILES, ids=lambda p: p.stem)
+def test_rule_has_good_and_bad_cases(path: Path) -> None:
+    data = _load(path)
+    code = data["code"]
+    cases, suffix = CASE_FOLDERS[data["kind"]]
+    folder = cases / code
     assert folder.is_dir(), f"no case folder for {code}"
-    assert list(folder.glob("good-*")), f"{code} has no good case"
-    assert list(folder.glob("bad-*")), f"{code} has no bad case"
+    assert list(folder.glob(f"good-*{suffix}")), f"{code} has no good case"
+    assert list(folder.glob(f"bad-*{suffix}")), f"{code} has no bad case"
 
 
 def test_codes_and_names_are_unique() -> None:
@@ -84,20 +91,6 @@ def test_codes_and_names_are_unique() -> None:
     names = [_load(p)["name"] for p in RULE_FILES]
     assert len(codes) == len(set(codes))
     assert len(names) == len(set(names))
-
-
-def test_every_checklist_lint_rule_exists() -> None:
-    codes = {_load(p)["code"] for p in RULE_FILES if _load(p)["kind"] == "lint"}
-    assert codes == set(CHECKLIST_LINT_IDS)
-
-
-@pytest.mark.parametrize("path", sorted((RULES / "lint").glob("*.yaml")), ids=lambda p: p.stem)
-def test_rule_has_good_and_bad_cases(path: Path) -> None:
-    code = _load(path)["code"]
-    folder = CASES / code
-    assert folder.is_dir(), f"no case folder for {code}"
-    assert list(folder.glob("good-*.yaml")), f"{code} has no good case"
-    assert list(folder.glob("bad-*.yaml")), f"{code} has no bad case"
 
 
 @pytest.mark.parametrize("path", sorted((RULES / "lint").glob("*.yaml")), ids=lambda p: p.stem)
