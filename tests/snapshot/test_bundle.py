@@ -170,3 +170,53 @@ def test_unreadable_bundles_are_input_errors(tmp_path: Path) -> None:
         with pytest.raises(InputFileError) as raised:
             Snapshot.load(path)
         assert raised.value.location is not None and raised.value.location.path == str(path), case
+
+
+BUNDLES_WRITTEN_BY_COLLECT = sorted(
+    p
+    for p in (Path(__file__).resolve().parents[2] / "examples" / "incidents").iterdir()
+    if p.is_dir()
+)
+
+
+@pytest.mark.parametrize("bundle", BUNDLES_WRITTEN_BY_COLLECT, ids=lambda p: p.name)
+def test_bundles_written_by_earlier_releases_load_and_save_byte_identically(
+    tmp_path: Path, bundle: Path
+) -> None:
+    Snapshot.load(bundle).save(tmp_path / "again")
+    assert dict(iter_bundle_text(tmp_path / "again")) == dict(iter_bundle_text(bundle))
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"kubernetes": 5}, "kubernetes"),
+        ({"ray": {"a": 1}}, "ray"),
+        ({"ray": [{"name": "r"}]}, "ray[0].address"),
+        ({"vllm": [{"name": "v", "url": "u", "parts": [1]}]}, "vllm[0].parts"),
+        (
+            {"kubernetes": {"logs": [{"namespace": "n", "pod": "p"}]}},
+            "kubernetes.logs[0].container",
+        ),
+        ({"kubernetes": {"lists": {"pods": [1]}}}, "kubernetes.lists.pods"),
+        ({"errors": [None]}, "errors[0]"),
+        ({"request": "flags"}, "request"),
+    ],
+)
+def test_malformed_manifests_are_one_error_naming_the_field(
+    tmp_path: Path, change: dict, named: str
+) -> None:
+    manifest = {**Snapshot(collected_at="x").to_dict(), **change}
+    path = _tarball(tmp_path / "odd.tgz", {"manifest.json": json.dumps(manifest).encode()})
+    with pytest.raises(InputFileError) as raised:
+        Snapshot.load(path)
+    assert named in str(raised.value)
+
+
+@pytest.mark.parametrize("manifest", [b"null", b"[]", b"5"])
+def test_a_manifest_that_is_not_an_object_is_an_input_error(
+    tmp_path: Path, manifest: bytes
+) -> None:
+    path = _tarball(tmp_path / "odd.tgz", {"manifest.json": manifest})
+    with pytest.raises(InputFileError):
+        Snapshot.load(path)
