@@ -153,6 +153,6 @@ class Snapshot(Record):
             return cls.from_dict(read_bundle(path))
         except InputFileError:
             raise
-        except (OSError, tarfile.TarError, KeyError, ValueError, TypeError, EOFError) as exc:
+        except (OSError, tarfile.TarError, KeyError, ValueError, TypeError, RecursionError) as exc:
             message = f"not a readable llmsched bundle: {exc}"
             raise InputFileError(message, Location(str(path))) from None

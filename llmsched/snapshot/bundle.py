@@ -22,16 +22,24 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import tarfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from llmsched.errors import InputFileError
+from llmsched.input_files import read_regular_bytes
 from llmsched.model import Location
 
 PRETTY_LIMIT = 2_000_000  # bytes; larger files stay on one line (jq reads them fine)
+# A bundle is read whole into memory: cap one file and the sum, so that a crafted bundle
+# (a link to /dev/zero, a tarball of zeros that unpacks to gigabytes) is refused early.
+# collect's own bundles stay far below (5,000 pods and 50,000 events: ~60 MB).
+MAX_MEMBER_BYTES = 128 * 1024 * 1024
+MAX_BUNDLE_BYTES = 256 * 1024 * 1024
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 Reader = Callable[[str], str]
@@ -83,15 +91,14 @@ def iter_bundle_text(path: str | Path) -> Iterator[tuple[str, str]]:
     """Every file of a saved bundle as (relative path, text): for greps and tests."""
     source = Path(path)
     if source.is_dir():
+        read = _directory_reader(source)
         for file in sorted(source.rglob("*")):
             if file.is_file():
-                yield file.relative_to(source).as_posix(), file.read_bytes().decode("utf-8")
+                rel = file.relative_to(source).as_posix()
+                yield rel, read(rel)
         return
-    with tarfile.open(source, "r:*") as tar:
-        for member in tar.getmembers():
-            handle = tar.extractfile(member) if member.isfile() else None
-            if handle is not None:
-                yield member.name, handle.read().decode("utf-8")
+    for name, content in _tar_contents(source).items():
+        yield name, content.decode("utf-8")
 
 
 def _is_tarball(path: Path) -> bool:
@@ -108,10 +115,30 @@ def _tar_top(path: Path) -> str:
 
 def _json_bytes(data: Any) -> bytes:
     # the C encoder only runs without indent: dump compact first, indent when small
-    text = json.dumps(data, ensure_ascii=False)
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # NaN or ±inf (a counter at 1e308 scraped twice): not JSON
+        data = _finite(data)
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
     if len(text) < PRETTY_LIMIT:
         text = json.dumps(data, indent=2, ensure_ascii=False)
     return (text + "\n").encode()
+
+
+def _finite(node: Any) -> Any:
+    """``node`` without NaN and infinities: dropped from objects (not measured), null in
+    lists."""
+    if isinstance(node, float) and not math.isfinite(node):
+        return None
+    if isinstance(node, dict):
+        return {
+            key: _finite(value)
+            for key, value in node.items()
+            if not (isinstance(value, float) and not math.isfinite(value))
+        }
+    if isinstance(node, list):
+        return [_finite(value) for value in node]
+    return node
 
 
 def _bundle_files(data: dict[str, Any], sources: list[dict[str, Any]]) -> dict[str, bytes]:
@@ -174,20 +201,10 @@ def _inline_files(node: Any, read: Reader) -> Any:
 def _open_bundle(path: Path) -> Reader:
     """A function ``read(relative_path) -> str`` over a bundle directory or tarball."""
     if path.is_dir():
-
-        def read_dir(rel: str) -> str:
-            _check_relative(rel)
-            return (path / rel).read_bytes().decode("utf-8")  # no newline translation
-
-        return read_dir
+        return _directory_reader(path)
     if not path.exists():
         raise InputFileError("no such bundle", Location(str(path)))
-    with tarfile.open(path, "r:*") as tar:
-        contents = {}
-        for member in tar.getmembers():
-            handle = tar.extractfile(member) if member.isfile() else None
-            if handle is not None:
-                contents[member.name] = handle.read()
+    contents = _tar_contents(path)
     prefix = _find_prefix(contents)
 
     def read_tar(rel: str) -> str:
@@ -195,6 +212,50 @@ def _open_bundle(path: Path) -> Reader:
         return contents[prefix + rel].decode("utf-8")
 
     return read_tar
+
+
+def _directory_reader(root: Path) -> Reader:
+    real_root = root.resolve()
+    total = 0
+
+    def read_dir(rel: str) -> str:
+        nonlocal total
+        _check_relative(rel)
+        file = root / rel
+        if not file.resolve().is_relative_to(real_root):
+            raise ValueError(f"bundle file {rel} links outside the bundle")
+        data = read_regular_bytes(file, "bundle file", MAX_MEMBER_BYTES)
+        total += len(data)
+        if total > MAX_BUNDLE_BYTES:
+            raise ValueError(f"bundle is larger than {MAX_BUNDLE_BYTES >> 20} MiB")
+        return data.decode("utf-8")  # no newline translation
+
+    return read_dir
+
+
+def _tar_contents(path: Path) -> dict[str, bytes]:
+    """The regular members of a tarball; links, devices and oversized members are refused."""
+    contents: dict[str, bytes] = {}
+    total = 0
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            for member in tar:
+                if not member.isfile():
+                    continue  # directories; links and devices are never part of a bundle
+                total += member.size
+                if member.size > MAX_MEMBER_BYTES or total > MAX_BUNDLE_BYTES:
+                    raise ValueError(
+                        f"bundle member {member.name} would unpack past "
+                        f"{MAX_BUNDLE_BYTES >> 20} MiB"
+                    )
+                handle = tar.extractfile(member)
+                if handle is not None:
+                    contents[member.name] = handle.read(member.size)
+    except (EOFError, zlib.error) as exc:
+        raise ValueError(
+            f"the tarball is truncated or damaged ({exc or 'unexpected end'})"
+        ) from None
+    return contents
 
 
 def _find_prefix(contents: dict[str, bytes]) -> str:
