@@ -1220,7 +1220,7 @@ def _add_metrics_endpoint(facts: Facts, evidence: MetricsEvidence) -> None:
         _merge_engine_metrics(data, engine)
     data["metrics_generation"] = evidence.metrics.generation
     if len(evidence.scrapes) >= 2:
-        from llmsched.collect.vllm_metrics import normalise
+        from llmsched.snapshot.vllm_exposition import normalise
 
         first = normalise([evidence.scrapes[0]], None)
         last = evidence.metrics

@@ -232,7 +232,7 @@ def read_scrape_pair(paths: Sequence[Path]) -> ScrapePair:
 
 def _check_exposition(scrape: Scrape) -> dict[str, EngineMetrics]:
     """The scrape's engines; InputFileError when it is not a vLLM exposition."""
-    from llmsched.collect.vllm_metrics import MetricsParseError, parse_exposition
+    from llmsched.snapshot.vllm_exposition import MetricsParseError, parse_exposition
 
     try:
         engines, _ = parse_exposition(scrape.text)

@@ -312,8 +312,8 @@ def test_config_values_win_and_disagreements_are_noted(tmp_path: Path) -> None:
 
 
 def write_bundle(root: Path, scrapes: list[str], interval: float | None) -> Path:
-    from llmsched.collect.vllm_metrics import normalise
     from llmsched.snapshot import Snapshot, VllmEndpoint
+    from llmsched.snapshot.vllm_exposition import normalise
 
     endpoint = VllmEndpoint(
         name="10.0.0.5_8000",
