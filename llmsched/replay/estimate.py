@@ -24,7 +24,7 @@ from typing import Any
 
 from llmsched.errors import InputFileError
 from llmsched.model import Location
-from llmsched.replay.scrapes import ParsedPair, Scrape, ScrapePair
+from llmsched.replay.scrapes import ParsedPair, Scrape
 from llmsched.replay.workload import LengthDist, Trace, WorkloadSpec
 
 SUCCESS = "request_success_total"

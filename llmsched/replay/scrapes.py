@@ -21,7 +21,7 @@ from llmsched.errors import InputFileError
 from llmsched.model import Location
 
 if TYPE_CHECKING:
-    from llmsched.snapshot import EngineMetrics, Histogram
+    from llmsched.snapshot import EngineMetrics
 
 RUNNING = "num_requests_running"
 

@@ -7,13 +7,12 @@ After an intended change, rewrite the golden files with
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from llmsched.errors import ConfigError, LlmschedError
-from dataclasses import replace
-
 from llmsched.model import Report, ReportKind
 from llmsched.render import FORMATS, render
 
