@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from llmsched.replay.judge import Objective
+
 if TYPE_CHECKING:
     from llmsched.replay.setup import ConfigSource, ReplaySetup
 
@@ -130,6 +132,13 @@ def replay(
     ray_address: Annotated[
         str | None, typer.Option("--ray-address", help="Sweeps: an existing Ray cluster.")
     ] = None,
+    objective: Annotated[
+        Objective,
+        typer.Option(
+            "--objective",
+            help="Sweeps: what the best setting must improve (the others must not get worse).",
+        ),
+    ] = Objective.ttft_p90,
 ) -> None:
     """Replay vLLM's request scheduler step by step; try other settings with --sweep."""
     from llmsched.errors import InputFileError
@@ -144,7 +153,7 @@ def replay(
     )
     setup = prepare(source, work)
     if sweep:
-        _run_sweep(setup, vllm_version, sweep, executor, ray_address, output)
+        _run_sweep(setup, vllm_version, sweep, executor, ray_address, output, objective)
         return
     result = _run_one(setup, source, engine, preemption_mode, swap_space, step_log is not None)
     if step_log is not None:
@@ -219,11 +228,12 @@ def _run_sweep(
     executor: str,
     ray_address: str | None,
     output: ReplayOutput,
+    objective: Objective,
 ) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from llmsched.replay.sweep import SweepJob, grid_points, parse_sweep, run_sweep
+    from llmsched.replay.sweep import SweepJob, grid_points, judge_sweep, parse_sweep, run_sweep
 
     points = grid_points(parse_sweep(specs))
     trace = setup.trace
@@ -240,8 +250,13 @@ def _run_sweep(
             ray_address,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
+    judged = judge_sweep(result.points, objective)
     if output is ReplayOutput.json:
-        body: dict[str, Any] = {"executor": result.executor, "points": result.points}
+        body: dict[str, Any] = {
+            "executor": result.executor,
+            "points": result.points,
+            "judgement": judged,
+        }
         if setup.workload_info is not None:
             body["workload"] = setup.workload_info
         typer.echo(json.dumps(body, indent=2))
@@ -250,4 +265,4 @@ def _run_sweep(
 
     if setup.workload_info is not None:
         typer.echo(workload_text(setup.workload_info))
-    typer.echo(sweep_table(list(points[0]) if points else [], result.points))
+    typer.echo(sweep_table(list(points[0]) if points else [], result.points, judged))
