@@ -28,6 +28,20 @@ def test_every_signature_has_an_example_and_a_symptom() -> None:
         assert signature.layer in ("kubernetes", "ray", "vllm")
 
 
+def test_every_signature_names_where_it_is_emitted() -> None:
+    """A component's message cites the file of its repository that emits it; a reporter's
+    own words (`source: text`) cite the public thread they come from."""
+    for signature in CATALOGUE:
+        assert signature.emitted_by, signature.id
+        for emitter in signature.emitted_by:
+            assert "/" in emitter.repo, (signature.id, emitter.repo)
+            if signature.source == "text":
+                assert emitter.thread or emitter.file, signature.id
+            else:
+                assert emitter.file, (signature.id, emitter)
+                assert not emitter.file.startswith(("/", "http")), (signature.id, emitter.file)
+
+
 @pytest.mark.parametrize(("signature", "example"), EXAMPLES)
 def test_example_is_recognised(signature: str, example: str) -> None:
     result = sniff_text(example + "\n")
@@ -88,6 +102,17 @@ def test_config_pairs_keep_nested_values_whole() -> None:
             "field types",
         ),
         ("- id: x\n  layer: ray\n  patterns: [a]\n", "keywords"),
+        ("- id: x\n  layer: ray\n  keywords: [a]\n  patterns: [a]\n", "emitted_by"),
+        (
+            "- id: x\n  layer: ray\n  keywords: [a]\n  patterns: [a]\n"
+            "  emitted_by: [{repo: ray-project/ray}]\n",
+            "file",
+        ),
+        (
+            "- id: x\n  layer: ray\n  keywords: [a]\n  patterns: [a]\n"
+            "  emitted_by: [{repo: ray, file: a.py}]\n",
+            "owner/name",
+        ),
     ],
 )
 def test_malformed_catalogue_is_refused(tmp_path: Path, entry: str, complaint: str) -> None:
