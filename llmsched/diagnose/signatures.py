@@ -294,7 +294,9 @@ def _signature(entry: Any, path: Path) -> Signature:
 def _emitters(ident: str, raw: Any, where: Location) -> tuple[Emitter, ...]:
     """`emitted_by`: a non-empty list of {repo: owner/name, file | thread, versions}."""
     if not isinstance(raw, list) or not raw:
-        raise RuleError(f"signature {ident}: emitted_by must list where the message comes from", where)
+        raise RuleError(
+            f"signature {ident}: emitted_by must list where the message comes from", where
+        )
     out = []
     for item in raw:
         if not isinstance(item, dict) or set(item) - _EMITTER_KEYS:
