@@ -233,7 +233,14 @@ def _run_sweep(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from llmsched.replay.sweep import SweepJob, grid_points, judge_sweep, parse_sweep, run_sweep
+    from llmsched.replay.sweep import (
+        SweepJob,
+        check_jobs,
+        grid_points,
+        judge_sweep,
+        parse_sweep,
+        run_sweep,
+    )
 
     points = grid_points(parse_sweep(specs))
     trace = setup.trace
@@ -241,6 +248,7 @@ def _run_sweep(
         SweepJob(trace.requests, setup.base, p, version, trace.wall_clock, setup.engine, setup.cost)
         for p in points
     ]
+    check_jobs(jobs)
     columns = (TextColumn("sweep"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
         task = bar.add_task("sweep", total=len(jobs))

@@ -217,13 +217,14 @@ class Saturation:
     best_service_rate: float | None
     unit: str
     replicas_needed: int | None  # replicas of the best setting that would keep up
+    why_not_judged: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def sentence(self) -> str:
         if self.arrival_rate is None or self.best_service_rate is None:
-            return "saturation not judged: too few requests arrived or finished"
+            return f"saturation not judged: {self.why_not_judged or 'no rates measured'}"
         per = "s" if self.unit == "s" else "step"
         rates = (
             f"{_rate(self.arrival_rate)} requests/{per} arrive, the best tried setting serves "
@@ -247,8 +248,11 @@ def saturation(outcomes: Iterable[Outcome]) -> Saturation:
     unit = tried[0].unit if tried else "steps"
     arrivals = [o.arrival_rate for o in tried if o.arrival_rate]
     services = [o.service_rate for o in tried if o.service_rate]
-    if not arrivals or not services:
-        return Saturation(False, None, None, unit, None)
+    if not services:
+        return Saturation(False, None, None, unit, None, "no request finished")
+    if not arrivals:
+        why = "every request arrives at once, so there is no arrival rate to keep up with"
+        return Saturation(False, None, max(services), unit, None, why)
     arrival, best = max(arrivals), max(services)
     saturated = arrival > best * (1 + SATURATION_MARGIN)
     needed = math.ceil(arrival / best) if saturated else 1

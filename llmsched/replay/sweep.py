@@ -92,6 +92,12 @@ def point_config(job: SweepJob) -> SchedulerConfig:
     return parse_config(base, "--sweep", overrides=config_over, vllm_version=job.vllm_version)
 
 
+def check_jobs(jobs: Sequence[SweepJob]) -> None:
+    """Every grid value checked in this process, before any worker or cluster starts."""
+    for job in jobs:
+        point_config(job)
+
+
 def run_point(job: SweepJob) -> dict[str, Any]:
     config = point_config(job)
     result = run_fast(job.trace, config, step_time=job.cost, wall_clock=job.wall_clock)
@@ -134,8 +140,7 @@ def run_sweep(
         raise InputFileError(
             f"executor must be one of {', '.join(EXECUTORS)}", Location("--executor")
         )
-    for job in jobs:  # every value checked here, before any worker or cluster starts
-        point_config(job)
+    check_jobs(jobs)
     if executor == "auto":
         executor = "ray" if _ray_available() else "process"
         if len(jobs) <= 1:
