@@ -11,6 +11,7 @@ from typing import Any
 
 from llmsched.errors import InputFileError
 from llmsched.model import Location
+from llmsched.replay.charts import run_view
 from llmsched.replay.config import CONFIG_KEYS, SchedulerConfig
 from llmsched.replay.derive import EngineSetup, derive_config, split_overrides
 from llmsched.replay.fast_engine import run_fast
@@ -74,6 +75,7 @@ class SweepJob:
     wall_clock: bool = False
     setup: EngineSetup | None = None
     cost: Any = None  # a picklable StepTimeFn, or None for the step clock
+    keep_series: bool = False  # add the time series the HTML report draws
 
 
 def point_config(job: SweepJob) -> SchedulerConfig:
@@ -106,7 +108,12 @@ def run_point(job: SweepJob) -> dict[str, Any]:
         "num_gpu_blocks": config.num_gpu_blocks,
         **result.summary(),
         "outcome": outcome(result).to_dict(),
+        **({"view": run_view(result, _label(job.overrides))} if job.keep_series else {}),
     }
+
+
+def _label(overrides: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name}={value}" for name, value in overrides.items()) or "as configured"
 
 
 def judge_sweep(points: Sequence[Mapping[str, Any]], objective: Objective) -> dict[str, Any]:
@@ -115,12 +122,32 @@ def judge_sweep(points: Sequence[Mapping[str, Any]], objective: Objective) -> di
     outcomes = [outcome_from_dict(p["outcome"]) for p in points]
     best = best_index(outcomes, objective)
     verdict = saturation(outcomes)
+    sentence = verdict.sentence()
+    edges = _grid_edges(points, best) if best is not None else []
+    if edges and verdict.saturated:
+        sentence += "; the best setting is at the edge of the grid: also try " + ", ".join(edges)
     return {
         "objective": objective.value,
         "best": best,
         "best_settings": dict(points[best]["settings"]) if best is not None else None,
-        "saturation": {**verdict.to_dict(), "sentence": verdict.sentence()},
+        "saturation": {**verdict.to_dict(), "sentence": sentence, "grid_edges": edges},
     }
+
+
+def _grid_edges(points: Sequence[Mapping[str, Any]], best: int) -> list[str]:
+    """Swept numeric settings whose best value is the largest or smallest tried."""
+    edges = []
+    chosen = points[best]["settings"]
+    for name, value in chosen.items():
+        tried = {p["settings"][name] for p in points}
+        numbers = [v for v in tried if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(numbers) < 2 or value not in numbers:
+            continue
+        if value == max(numbers):
+            edges.append(f"{name} above {value}")
+        elif value == min(numbers):
+            edges.append(f"{name} below {value}")
+    return edges
 
 
 @dataclass
