@@ -18,12 +18,16 @@ from dataclasses import replace
 from typing import Any
 
 from llmsched.diagnose.facts import Facts, Subject
+from llmsched.knowledge.vllm.defaults import engine_defaults
 from llmsched.model import Finding
 
 REPLAY_REQUESTS = 600
-DEFAULT_MAX_NUM_SEQS = 256
-DEFAULT_BATCHED_TOKENS = 2048
-DEFAULT_BLOCK_SIZE = 16
+# vLLM's defaults when the evidence tells neither GPU nor version: what vLLM itself uses when
+# it cannot read the device (llmsched.knowledge.vllm.defaults).
+_UNTOLD = engine_defaults(None)
+DEFAULT_MAX_NUM_SEQS = int(_UNTOLD["max_num_seqs"])
+DEFAULT_BATCHED_TOKENS = int(_UNTOLD["max_num_batched_tokens"])
+DEFAULT_BLOCK_SIZE = int(_UNTOLD["block_size"])
 
 
 def _number(data: Mapping[str, Any], key: str) -> float | None:

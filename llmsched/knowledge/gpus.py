@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
-
 from llmsched.errors import LlmschedError
 
 GiB = 1024**3
@@ -25,17 +23,6 @@ GIGA = 10**9
 # VLLM005 calls a GPU "weak" when its dense bf16 (fp16 where bf16 is missing) tensor throughput
 # is below this: the T4/A10G/L4/L20/H20 class, where a large prefill budget makes long steps.
 WEAK_BF16_FLOPS = 200 * TERA
-
-# vLLM picks its batch defaults from the device (vllm/engine/arg_utils.py, EngineArgs
-# `_set_default_args` / `get_batch_defaults`, keyed by UsageContext): total device memory
-# >= 70 GiB and "a100" not in the lowercased device name -> max_num_seqs 1024,
-# max_num_batched_tokens 8192 (API server) / 16384 (LLM class); otherwise 256 and
-# 2048 / 8192 (A100 is excluded on purpose, vLLM PR #17885). v0.28.0 added a tier for
-# >= 160 GiB devices (B200/B300/MI300X): 16384 tokens for the API server too.
-HIGH_MEMORY_BYTES = 70 * GiB
-XL_MEMORY_BYTES = 160 * GiB
-
-VllmClass = Literal["standard", "high-memory", "xl-memory"]
 
 
 class UnknownGPUError(LlmschedError, KeyError):
@@ -66,19 +53,6 @@ class GPU:
     @property
     def weak(self) -> bool:
         return self.bf16_flops < WEAK_BF16_FLOPS
-
-    @property
-    def vllm_class(self) -> VllmClass:
-        """The device tier vLLM's default max_num_seqs / max_num_batched_tokens come from."""
-        if self.memory_bytes >= XL_MEMORY_BYTES:
-            return "xl-memory"
-        if self.memory_bytes >= HIGH_MEMORY_BYTES and self.family != "a100":
-            return "high-memory"
-        return "standard"
-
-    @property
-    def high_memory(self) -> bool:
-        return self.vllm_class != "standard"
 
 
 def _gpu(

@@ -138,19 +138,6 @@ def test_weak_flag_follows_compute_class() -> None:
     assert not weak & {"A100-40GB", "A100-80GB", "H100", "H200", "L40S", "B200", "MI300X"}
 
 
-def test_vllm_class_matches_arg_utils_thresholds() -> None:
-    classes = {g.name: g.vllm_class for g in all_gpus()}
-    # >= 70 GiB and not an A100 -> the large batch defaults
-    assert classes["H100"] == "high-memory"
-    assert classes["H20"] == "high-memory"
-    assert classes["H200"] == "high-memory"
-    assert classes["A100-80GB"] == "standard"  # excluded by name in vLLM (PR #17885)
-    assert classes["L40S"] == "standard"
-    assert classes["B200"] == "xl-memory"
-    assert classes["MI300X"] == "xl-memory"
-    assert all(g.high_memory == (g.vllm_class != "standard") for g in all_gpus())
-
-
 @pytest.mark.parametrize(
     ("labels", "expected"),
     [

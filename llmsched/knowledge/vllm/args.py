@@ -1,4 +1,4 @@
-"""vLLM engine/server arguments: a faithful argv parser, defaults per vLLM version.
+"""vLLM engine/server arguments: a faithful argv parser.
 
 What vLLM's own parser does (read from vllm-project/vllm, `vllm/utils/argparse_utils.py`
 and `vllm/entrypoints/cli/main.py`, 2025-2026 sources):
@@ -17,9 +17,7 @@ and `vllm/entrypoints/cli/main.py`, 2025-2026 sources):
   versions used `store_true` or `StoreBoolean` (`--x`, `--x true`, `--x=False`). This parser
   accepts all of these spellings, since one manifest may target any version.
 
-Defaults per version come from `vllm/engine/arg_utils.py` (`_set_default_args_v0`,
-`_set_default_args_v1`, later `get_batch_defaults` and
-`_set_default_max_num_seqs_and_batched_tokens_args`) and live in `DEFAULTS` below.
+Defaults per version live in `defaults.yaml` (read by `defaults.py`).
 """
 
 from __future__ import annotations
@@ -28,8 +26,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-GIB = 1024**3
 
 # --- the argument table --------------------------------------------------------------------
 
@@ -507,213 +503,6 @@ def merge_config(cli: ParsedArgs, config: ParsedArgs) -> ParsedArgs:
         errors=cli.errors + config.errors,
         token_index=dict(cli.token_index),
     )
-
-
-# --- versions ------------------------------------------------------------------------------
-
-UNKNOWN_VERSION = "unknown"
-_VERSION_IN_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:(?:rc|\.post|post)\d+)?)(?:[-+_.].*)?$")
-_NEWEST_TAGS = {"latest", "nightly", "main"}
-
-
-def vllm_version_from_image(image: str | None) -> str | None:
-    """The vLLM version an image ships: "0.6.3"; None = newest (`latest`, no tag);
-    "unknown" when the image does not say (Ray LLM images, bare digests, other images).
-    """
-    if not image:
-        return UNKNOWN_VERSION
-    name, _, digest = image.partition("@")
-    last = name.rsplit("/", 1)[-1]
-    repo_tail, sep, tag = last.partition(":")
-    repo = name[: len(name) - len(last)] + repo_tail
-    if "vllm" not in repo.lower() or "ray" in repo_tail.lower():
-        return UNKNOWN_VERSION
-    if not sep:
-        return UNKNOWN_VERSION if digest else None
-    if tag.lower() in _NEWEST_TAGS:
-        return None
-    match = _VERSION_IN_TAG.match(tag)
-    return match.group(1) if match else UNKNOWN_VERSION
-
-
-def version_tuple(version: str) -> tuple[int, ...]:
-    parts: list[int] = []
-    for piece in re.split(r"[.]", version):
-        digits = re.match(r"\d+", piece)
-        if not digits:
-            break
-        parts.append(int(digits.group()))
-    return tuple(parts)
-
-
-def _known(version: str | None) -> tuple[int, ...] | None:
-    if version is None or version == UNKNOWN_VERSION:
-        return None
-    parsed = version_tuple(version)
-    return parsed or None
-
-
-# --- defaults per version ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ByGpuMemory:
-    """V1 batch defaults for the OpenAI server: `large` on GPUs with >= 70 GiB (and, since
-    0.9, not an A100: vLLM PR #17885), else `small`. Unknown GPU: vLLM's own fallback when
-    it cannot read the device, i.e. `small`."""
-
-    large: int
-    small: int
-
-
-@dataclass(frozen=True)
-class V0BatchedTokens:
-    """V0 SchedulerConfig: chunked prefill -> `chunked` (512 before 0.6.5, PR #10544 made it
-    2048); otherwise max(max_model_len, 2048), unknown until max_model_len is."""
-
-    chunked: int
-
-
-@dataclass(frozen=True)
-class V0ChunkedPrefill:
-    """V0 turned chunked prefill on by itself only for max_model_len > 32K on CUDA."""
-
-    threshold: int = 32 * 1024
-
-
-ERAS = ("v0", "v1-with-v0", "v1")
-# vLLM < 0.8: V0 engine. 0.8 - 0.10: V1 default (VLLM_USE_V1=0 still selects V0; V1 forces
-# chunked prefill on for generative models). >= 0.11: V0 removed; chunked prefill can be
-# turned off. `None` (latest) and "unknown" use the newest column.
-DEFAULTS: Mapping[str, Mapping[str, Any]] = {
-    # field                         v0                      0.8-0.10               >= 0.11
-    "engine":                       {"v0": "v0",            "v1-with-v0": "v1",    "v1": "v1"},
-    "max_num_seqs":                 {"v0": 256,             "v1-with-v0": ByGpuMemory(1024, 256),
-                                     "v1": ByGpuMemory(1024, 256)},
-    "max_num_batched_tokens":       {"v0": V0BatchedTokens(2048),
-                                     "v1-with-v0": ByGpuMemory(8192, 2048),
-                                     "v1": ByGpuMemory(8192, 2048)},
-    "enable_prefix_caching":        {"v0": False,           "v1-with-v0": True,    "v1": True},
-    "enable_chunked_prefill":       {"v0": V0ChunkedPrefill(), "v1-with-v0": True, "v1": True},
-    "gpu_memory_utilization":       {"v0": 0.9,             "v1-with-v0": 0.9,     "v1": 0.9},
-    "block_size":                   {"v0": 16,              "v1-with-v0": 16,      "v1": 16},
-    "swap_space":                   {"v0": 4.0,             "v1-with-v0": 4.0,     "v1": 4.0},
-    "preemption_mode":              {"v0": "recompute",     "v1-with-v0": "recompute",
-                                     "v1": "recompute"},
-    "scheduling_policy":            {"v0": "fcfs",          "v1-with-v0": "fcfs",  "v1": "fcfs"},
-    "tensor_parallel_size":         {"v0": 1,               "v1-with-v0": 1,       "v1": 1},
-    "pipeline_parallel_size":       {"v0": 1,               "v1-with-v0": 1,       "v1": 1},
-    "data_parallel_size":           {"v0": 1,               "v1-with-v0": 1,       "v1": 1},
-    "max_model_len":                {"v0": None,            "v1-with-v0": None,    "v1": None},
-    "kv_cache_dtype":               {"v0": "auto",          "v1-with-v0": "auto",  "v1": "auto"},
-    "dtype":                        {"v0": "auto",          "v1-with-v0": "auto",  "v1": "auto"},
-    "quantization":                 {"v0": None,            "v1-with-v0": None,    "v1": None},
-    "cpu_offload_gb":               {"v0": 0.0,             "v1-with-v0": 0.0,     "v1": 0.0},
-    "enforce_eager":                {"v0": False,           "v1-with-v0": False,   "v1": False},
-    "long_prefill_token_threshold": {"v0": 0,               "v1-with-v0": 0,       "v1": 0},
-    "max_num_partial_prefills":     {"v0": 1,               "v1-with-v0": 1,       "v1": 1},
-    "num_gpu_blocks_override":      {"v0": None,            "v1-with-v0": None,    "v1": None},
-    "max_seq_len_to_capture":       {"v0": 8192,            "v1-with-v0": 8192,    "v1": 8192},
-    "distributed_executor_backend": {"v0": None,            "v1-with-v0": None,    "v1": None},
-    "load_format":                  {"v0": "auto",          "v1-with-v0": "auto",  "v1": "auto"},
-    "trust_remote_code":            {"v0": False,           "v1-with-v0": False,   "v1": False},
-    "disable_log_stats":            {"v0": False,           "v1-with-v0": False,   "v1": False},
-    "enable_expert_parallel":       {"v0": False,           "v1-with-v0": False,   "v1": False},
-    "port":                         {"v0": 8000,            "v1-with-v0": 8000,    "v1": 8000},
-}  # fmt: skip
-
-
-def engine_era(version: str | None, *, use_v1: bool | None = None) -> str:
-    """The engine era: "v0", "v1-with-v0" or "v1"; `use_v1` is VLLM_USE_V1 when set."""
-    parsed = _known(version)
-    if parsed is None or parsed >= (0, 11):
-        return "v1"
-    if parsed < (0, 8):
-        return "v1-with-v0" if use_v1 else "v0"
-    return "v0" if use_v1 is False else "v1-with-v0"
-
-
-def engine_defaults(
-    version: str | None,
-    *,
-    gpu_memory_bytes: int | None = None,
-    gpu_name: str | None = None,
-    max_model_len: int | None = None,
-    use_v1: bool | None = None,
-) -> dict[str, Any]:
-    """vLLM's defaults for the OpenAI server of this version (None/"unknown" = newest).
-
-    Values vLLM derives at start-up are resolved with what is known: GPU memory/name for
-    the batch sizes, max_model_len for V0's token budget and chunked prefill. What cannot
-    be resolved is None (e.g. max_model_len itself, which comes from the model config).
-    """
-    era = engine_era(version, use_v1=use_v1)
-    parsed = _known(version)
-    large_gpu = gpu_memory_bytes is not None and gpu_memory_bytes >= 70 * GIB
-    a100_excluded = parsed is None or parsed >= (0, 9)
-    if large_gpu and a100_excluded and gpu_name and "a100" in gpu_name.lower():
-        large_gpu = False
-    out: dict[str, Any] = {}
-    for name, by_era in DEFAULTS.items():
-        value = by_era[era]
-        if isinstance(value, ByGpuMemory):
-            value = value.large if large_gpu else value.small
-        elif isinstance(value, V0ChunkedPrefill):
-            value = max_model_len is not None and max_model_len > value.threshold
-        out[name] = value
-    batched = out["max_num_batched_tokens"]
-    if isinstance(batched, V0BatchedTokens):
-        out["max_num_batched_tokens"] = _v0_batched_tokens(
-            parsed, out["enable_chunked_prefill"], max_model_len
-        )
-    return out
-
-
-def _v0_batched_tokens(
-    parsed: tuple[int, ...] | None, chunked: bool, max_model_len: int | None
-) -> int | None:
-    if chunked:
-        return 512 if parsed is not None and parsed < (0, 6, 5) else 2048
-    return None if max_model_len is None else max(max_model_len, 2048)
-
-
-def effective_args(
-    parsed_or_explicit: ParsedArgs | Mapping[str, Any],
-    version: str | None,
-    gpu_memory_bytes: int | None = None,
-    *,
-    gpu_name: str | None = None,
-    use_v1: bool | None = None,
-) -> dict[str, Any]:
-    """The settings the engine runs with: version defaults overlaid by what was given,
-    plus the overrides vLLM applies at start-up."""
-    explicit = (
-        parsed_or_explicit.explicit
-        if isinstance(parsed_or_explicit, ParsedArgs)
-        else dict(parsed_or_explicit)
-    )
-    max_model_len = explicit.get("max_model_len")
-    if not isinstance(max_model_len, int) or max_model_len <= 0:
-        max_model_len = None
-    era = engine_era(version, use_v1=use_v1)
-    defaults = engine_defaults(
-        version,
-        gpu_memory_bytes=gpu_memory_bytes,
-        gpu_name=gpu_name,
-        max_model_len=max_model_len,
-        use_v1=use_v1,
-    )
-    out = {**defaults, **{k: v for k, v in explicit.items() if v is not None}}
-    if era == "v1-with-v0":
-        out["enable_chunked_prefill"] = True  # 0.8-0.10: V1 ignores a request to disable it
-    if "max_num_batched_tokens" not in explicit:
-        if era == "v0":
-            out["max_num_batched_tokens"] = _v0_batched_tokens(
-                _known(version), bool(out["enable_chunked_prefill"]), max_model_len
-            )
-        elif not out["enable_chunked_prefill"] and max_model_len is not None:
-            out["max_num_batched_tokens"] = max(max_model_len, defaults["max_num_batched_tokens"])
-    return out
 
 
 def known_dest(name: str) -> bool:
