@@ -40,7 +40,7 @@ def _engine_gpu(view: SubjectView) -> tuple[Any, str]:
     return pinned_gpu(pod, view.annotations, view.invocation, workers)
 
 
-def _sizing(view: SubjectView) -> tuple[Any, Any, dict[str, Any], str | None]:
+def sizing(view: SubjectView) -> tuple[Any, Any, dict[str, Any], str | None]:
     """(capacity, model, effective args, why not) for the subject's engine."""
     from llmsched.errors import LlmschedError
     from llmsched.knowledge.kv_capacity import kv_capacity
@@ -96,7 +96,7 @@ def _at(view: SubjectView, dest: str) -> tuple[Any, int | None]:
 
 @check("kv_weights_fit")
 def kv_weights_fit(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
-    capacity, model, args, why = _sizing(view)
+    capacity, model, args, why = sizing(view)
     if capacity is None:
         yield Outcome(not_evaluated=why)
         return
@@ -144,7 +144,7 @@ def _fitting_parallelism(
 
 @check("kv_max_model_len")
 def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
-    capacity, model, args, why = _sizing(view)
+    capacity, model, args, why = sizing(view)
     if capacity is None:
         yield Outcome(not_evaluated=why)
         return
@@ -200,7 +200,7 @@ def _where(capacity: Any) -> str:
 
 @check("kv_concurrency")
 def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
-    capacity, model, args, why = _sizing(view)
+    capacity, model, args, why = sizing(view)
     if capacity is None:
         yield Outcome(not_evaluated=why)
         return

@@ -7,12 +7,12 @@ import pytest
 from llmsched.knowledge.vllm.args import parse_vllm_argv
 from llmsched.knowledge.vllm.defaults import (
     GIB,
-    batch_defaults,
     defaults_by_era,
     effective_args,
     engine_defaults,
 )
 from llmsched.knowledge.vllm.versions import ERAS
+
 
 def test_defaults_table_covers_every_era() -> None:
     for name, by_era in defaults_by_era().items():
