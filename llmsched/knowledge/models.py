@@ -1,8 +1,9 @@
 """Model catalogue: the architecture numbers KV-cache and weight sizing need, for popular
 served models, plus a reader for a local Hugging Face `config.json`.
 
-Catalogue values are transcribed from each model's public `config.json` on the Hugging Face
-Hub (the repo id is the entry's `id`); parameter counts are the model cards' figures.
+The catalogue is data (`models.yaml`, checked against `models.schema.json` on first use):
+values transcribed from each model's public `config.json` on the Hugging Face Hub (the repo
+id is the entry's `id`); parameter counts are the model cards' figures.
 A name that matches no entry resolves to None: sizes are never guessed from a name. Short
 aliases ("llama-3.1-8b") exist only where the base and instruct checkpoints share one
 config; Qwen2.5 base models, for one, have a longer context than their -Instruct siblings,
@@ -11,6 +12,7 @@ so "qwen2.5-7b" is deliberately unknown.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -22,6 +24,7 @@ from typing import Any
 
 from llmsched.errors import InputFileError, LlmschedError
 from llmsched.input_files import read_json
+from llmsched.knowledge.data_files import KNOWLEDGE_DIR, load_checked
 from llmsched.model import Location
 
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4, "fp32": 4}
@@ -81,146 +84,26 @@ class ModelSpec:
 
 
 # ---------------------------------------------------------------------------------------------
-# Catalogue
+# Catalogue (models.yaml)
 
-B = 10**9
-
-
-def _dense(
-    hf_id: str,
-    layers: int,
-    hidden: int,
-    heads: int,
-    kv_heads: int,
-    head_dim: int,
-    intermediate: int,
-    vocab: int,
-    context: int,
-    params: float,
-    *,
-    tie: bool = False,
-    aliases: tuple[str, ...] = (),
-    sliding_window: int | None = None,
-) -> ModelSpec:
-    return ModelSpec(
-        id=hf_id,
-        num_layers=layers,
-        hidden_size=hidden,
-        num_heads=heads,
-        num_kv_heads=kv_heads,
-        head_dim=head_dim,
-        params=int(params),
-        active_params=int(params),
-        context_len=context,
-        vocab_size=vocab,
-        intermediate_size=intermediate,
-        tie_word_embeddings=tie,
-        aliases=aliases,
-        sliding_window=sliding_window,
-    )
+CATALOGUE_PATH = KNOWLEDGE_DIR / "models.yaml"
+SCHEMA_PATH = KNOWLEDGE_DIR / "models.schema.json"
 
 
-def _moe(base: ModelSpec, *, experts: int, per_token: int, expert_size: int,
-         active: float) -> ModelSpec:
-    return replace(
-        base,
-        num_experts=experts,
-        num_experts_per_tok=per_token,
-        moe_intermediate_size=expert_size,
-        active_params=int(active),
-    )
+def _spec(entry: Mapping[str, Any]) -> ModelSpec:
+    values = {k: v for k, v in entry.items() if k != "note"}
+    values["aliases"] = tuple(values.get("aliases", ()))
+    values.setdefault("active_params", values["params"])
+    return ModelSpec(**values)
 
 
-_LLAMA_8B = (32, 4096, 32, 8, 128, 14336, 128256, 131072)
-_LLAMA_70B = (80, 8192, 64, 8, 128, 28672, 128256, 131072)
-_QWEN25_7B = (28, 3584, 28, 4, 128, 18944, 152064)
-_QWEN25_32B = (64, 5120, 40, 8, 128, 27648, 152064)
-
-_DEEPSEEK_V3 = replace(
-    _moe(
-        _dense("deepseek-ai/DeepSeek-V3", 61, 7168, 128, 128, 128, 18432, 129280, 163840,
-               671 * B),
-        experts=256, per_token=8, expert_size=2048, active=37 * B,
-    ),
-    num_shared_experts=1,
-    first_dense_layers=3,
-    mla=True,
-    kv_lora_rank=512,
-    qk_rope_head_dim=64,
-    # DeepSeek-V3/R1 ship fp8 weights (config.json quantization_config: fp8, 128x128 blocks).
-    quantization="fp8",
-    quant_bits=8,
-)
-
-_CATALOGUE: tuple[ModelSpec, ...] = (
-    _dense("meta-llama/Llama-3.1-8B-Instruct", *_LLAMA_8B, 8_030_261_248,
-           aliases=("llama-3.1-8b", "llama3.1:8b")),
-    _dense("meta-llama/Llama-3.1-70B-Instruct", *_LLAMA_70B, 70_553_706_496,
-           aliases=("llama-3.1-70b", "llama3.1:70b")),
-    _dense("meta-llama/Llama-3.1-405B-Instruct", 126, 16384, 128, 8, 128, 53248, 128256,
-           131072, 405_853_388_800, aliases=("llama-3.1-405b",)),
-    _dense("meta-llama/Llama-3.2-1B-Instruct", 16, 2048, 32, 8, 64, 8192, 128256, 131072,
-           1_235_814_400, tie=True, aliases=("llama-3.2-1b", "llama3.2:1b")),
-    _dense("meta-llama/Llama-3.2-3B-Instruct", 28, 3072, 24, 8, 128, 8192, 128256, 131072,
-           3_212_749_824, tie=True, aliases=("llama-3.2-3b", "llama3.2:3b")),
-    _dense("meta-llama/Llama-3.3-70B-Instruct", *_LLAMA_70B, 70_553_706_496,
-           aliases=("llama-3.3-70b", "llama3.3:70b")),
-    _dense("Qwen/Qwen2.5-0.5B-Instruct", 24, 896, 14, 2, 64, 4864, 151936, 32768,
-           494_032_768, tie=True),
-    _dense("Qwen/Qwen2.5-1.5B-Instruct", 28, 1536, 12, 2, 128, 8960, 151936, 32768,
-           1_543_714_304, tie=True),
-    _dense("Qwen/Qwen2.5-3B-Instruct", 36, 2048, 16, 2, 128, 11008, 151936, 32768,
-           3_085_938_688, tie=True),
-    _dense("Qwen/Qwen2.5-7B-Instruct", *_QWEN25_7B, 32768, 7_615_616_512),
-    _dense("Qwen/Qwen2.5-14B-Instruct", 48, 5120, 40, 8, 128, 13824, 152064, 32768,
-           14_770_033_664),
-    _dense("Qwen/Qwen2.5-32B-Instruct", *_QWEN25_32B, 32768, 32_763_876_352),
-    _dense("Qwen/Qwen2.5-72B-Instruct", 80, 8192, 64, 8, 128, 29568, 152064, 32768,
-           72_706_203_648),
-    _dense("Qwen/Qwen2.5-Coder-32B-Instruct", *_QWEN25_32B, 32768, 32_763_876_352),
-    _dense("Qwen/Qwen3-0.6B", 28, 1024, 16, 8, 128, 3072, 151936, 40960, 0.6 * B, tie=True),
-    _dense("Qwen/Qwen3-4B", 36, 2560, 32, 8, 128, 9728, 151936, 40960, 4.02 * B, tie=True),
-    _dense("Qwen/Qwen3-8B", 36, 4096, 32, 8, 128, 12288, 151936, 40960, 8.19 * B),
-    _dense("Qwen/Qwen3-14B", 40, 5120, 40, 8, 128, 17408, 151936, 40960, 14.77 * B),
-    _dense("Qwen/Qwen3-32B", 64, 5120, 64, 8, 128, 25600, 151936, 40960, 32.76 * B),
-    _moe(_dense("Qwen/Qwen3-30B-A3B", 48, 2048, 32, 4, 128, 6144, 151936, 40960, 30.5 * B),
-         experts=128, per_token=8, expert_size=768, active=3.3 * B),
-    _moe(_dense("Qwen/Qwen3-235B-A22B", 94, 4096, 64, 4, 128, 12288, 151936, 40960, 235 * B),
-         experts=128, per_token=8, expert_size=1536, active=22 * B),
-    _DEEPSEEK_V3,
-    replace(_DEEPSEEK_V3, id="deepseek-ai/DeepSeek-R1", aliases=("deepseek-r1-0528",)),
-    _dense("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", *_QWEN25_7B, 131072, 7_615_616_512),
-    _dense("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", *_QWEN25_32B, 131072, 32_763_876_352),
-    _dense("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", *_LLAMA_8B, 8_030_261_248),
-    _dense("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", *_LLAMA_70B, 70_553_706_496),
-    _dense("mistralai/Mistral-7B-Instruct-v0.3", 32, 4096, 32, 8, 128, 14336, 32768, 32768,
-           7_248_023_552, aliases=("mistral-7b-v0.3",)),
-    _moe(_dense("mistralai/Mixtral-8x7B-Instruct-v0.1", 32, 4096, 32, 8, 128, 14336, 32000,
-                32768, 46.7 * B, aliases=("mixtral-8x7b", "mixtral-8x7b-v0.1")),
-         experts=8, per_token=2, expert_size=14336, active=12.9 * B),
-    _dense("mistralai/Mistral-Small-24B-Instruct-2501", 40, 5120, 32, 8, 128, 32768, 131072,
-           32768, 23.57 * B, aliases=("mistral-small-24b", "mistral-small-24b-base-2501")),
-    _dense("google/gemma-2-9b-it", 42, 3584, 16, 8, 256, 14336, 256000, 8192, 9.24 * B,
-           tie=True, sliding_window=4096, aliases=("gemma-2-9b",)),
-    _dense("google/gemma-2-27b-it", 46, 4608, 32, 16, 128, 36864, 256000, 8192, 27.2 * B,
-           tie=True, sliding_window=4096, aliases=("gemma-2-27b",)),
-    # Multimodal: the text_config numbers; params include the ~0.4B vision tower.
-    _dense("google/gemma-3-27b-it", 62, 5376, 32, 16, 128, 21504, 262208, 131072, 27.4 * B,
-           tie=True, sliding_window=1024, aliases=("gemma-3-27b",)),
-    _dense("THUDM/glm-4-9b-chat", 40, 4096, 32, 2, 128, 13696, 151552, 131072, 9.4 * B,
-           aliases=("zai-org/glm-4-9b-chat",)),
-    _dense("microsoft/Phi-3-mini-4k-instruct", 32, 3072, 32, 32, 96, 8192, 32064, 4096,
-           3.82 * B),
-    _dense("microsoft/Phi-3-mini-128k-instruct", 32, 3072, 32, 32, 96, 8192, 32064, 131072,
-           3.82 * B),
-    _dense("microsoft/Phi-3-medium-4k-instruct", 40, 5120, 40, 10, 128, 17920, 32064, 4096,
-           13.96 * B),
-    _dense("microsoft/phi-4", 40, 5120, 40, 10, 128, 17920, 100352, 16384, 14.66 * B),
-)
+@functools.cache
+def _catalogue() -> tuple[ModelSpec, ...]:
+    return tuple(_spec(entry) for entry in load_checked(CATALOGUE_PATH, SCHEMA_PATH)["models"])
 
 
 def all_models() -> list[ModelSpec]:
-    return list(_CATALOGUE)
+    return list(_catalogue())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,7 +175,9 @@ def _index(models: Iterable[ModelSpec]) -> dict[str, ModelSpec]:
     return index
 
 
-_BY_KEY = _index(_CATALOGUE)
+@functools.cache
+def _by_key() -> dict[str, ModelSpec]:
+    return _index(_catalogue())
 
 
 def lookup_model(name: str) -> ModelSpec | None:
@@ -302,7 +187,7 @@ def lookup_model(name: str) -> ModelSpec | None:
     stripped to find the base model and recorded on the returned spec.
     """
     parsed = parse_model_name(name)
-    spec = _BY_KEY.get(parsed.key)
+    spec = _by_key().get(parsed.key)
     if spec is None:
         return None
     if parsed.quantization is not None:

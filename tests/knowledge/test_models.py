@@ -7,9 +7,14 @@ from pathlib import Path
 import pytest
 
 from llmsched.errors import InputFileError, LlmschedError
+from llmsched.knowledge.data_files import CatalogueError, load_checked
+from llmsched.knowledge.kv_capacity import kv_bytes_per_token
 from llmsched.knowledge.models import (
+    CATALOGUE_PATH,
+    SCHEMA_PATH,
     ModelSpec,
     UnknownModelError,
+    _normalise,
     all_models,
     estimate_params,
     load_hf_config,
@@ -291,3 +296,52 @@ def test_invalid_json_points_at_the_line() -> None:
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputFileError):
         load_hf_config(tmp_path / "nope" / "config.json")
+
+
+# --- the catalogue file (models.yaml) --------------------------------------------------------
+
+
+def test_no_two_entries_share_a_lookup_key() -> None:
+    """`_index` keeps the first entry for a key: a shared key would hide the second model."""
+    owners: dict[str, str] = {}
+    for spec in all_models():
+        keys = {_normalise(name.rsplit("/", 1)[-1]) for name in (spec.id, *spec.aliases)}
+        for key in keys:
+            assert owners.setdefault(key, spec.id) == spec.id, (key, owners[key], spec.id)
+
+
+@pytest.mark.parametrize(
+    ("config", "catalogue_id", "published_kv_bytes"),
+    [
+        # 2 (K and V) x 32 layers x 8 KV heads x 128 x 2 bytes
+        ("llama-3.1-8b-instruct.config.json", "meta-llama/Llama-3.1-8B-Instruct", 131_072),
+        # MLA: 61 layers x (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 bytes
+        ("deepseek-v3.config.json", "deepseek-ai/DeepSeek-V3", 70_272),
+        # 2 x 62 layers x 16 KV heads x 128 x 2 bytes
+        ("gemma-3-27b-it.config.json", "google/gemma-3-27b-it", 507_904),
+        # 2 x 40 layers x 2 KV groups x 128 x 2 bytes
+        ("glm-4-9b-chat.config.json", "THUDM/glm-4-9b-chat", 40_960),
+    ],
+)
+def test_catalogue_matches_published_configs(
+    config: str, catalogue_id: str, published_kv_bytes: int
+) -> None:
+    from_config = load_hf_config(DATA / config)
+    entry = lookup_model(catalogue_id)
+    assert entry is not None
+    assert kv_bytes_per_token(entry) == kv_bytes_per_token(from_config) == published_kv_bytes
+    assert entry.params == pytest.approx(from_config.params, rel=0.03)
+    fields = ["num_layers", "hidden_size", "num_heads", "num_kv_heads", "vocab_size",
+              "num_experts", "kv_lora_rank"]
+    if not entry.mla:  # MLA caches one latent per layer: head_dim does not size it
+        fields.append("head_dim")
+    for field in fields:
+        assert getattr(entry, field) == getattr(from_config, field), field
+
+
+def test_malformed_catalogue_is_refused(tmp_path: Path) -> None:
+    text = CATALOGUE_PATH.read_text(encoding="utf-8").replace("num_kv_heads: 8", "num_kv_heads: 0", 1)
+    broken = tmp_path / "models.yaml"
+    broken.write_text(text, encoding="utf-8")
+    with pytest.raises(CatalogueError, match="num_kv_heads"):
+        load_checked(broken, SCHEMA_PATH)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from llmsched.knowledge.data_files import load_checked
 from llmsched.knowledge.vllm.args import parse_vllm_argv
 from llmsched.knowledge.vllm.defaults import (
+    DEFAULTS_PATH,
     GIB,
+    SCHEMA_PATH,
+    batch_defaults,
     defaults_by_era,
     effective_args,
     engine_defaults,
@@ -101,3 +105,44 @@ def test_v0_effective_token_budget() -> None:
 def test_vllm_use_v1_env_switches_the_defaults() -> None:
     assert effective_args({}, "0.9.2", use_v1=False)["enable_prefix_caching"] is False
     assert effective_args({}, "0.9.2")["enable_prefix_caching"] is True
+
+
+# --- batch classes (vLLM's get_batch_defaults) -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "memory_gib", "name", "expected"),
+    [
+        ("0.27.0", 180, "B200", ("high-memory", 1024, 8192)),
+        ("0.28.0", 180, "B200", ("xl-memory", 1024, 16384)),
+        (None, 192, "MI300X", ("xl-memory", 1024, 16384)),
+        ("unknown", 180, "B200", ("xl-memory", 1024, 16384)),
+        ("0.28.0", 141, "H200", ("high-memory", 1024, 8192)),
+        ("0.8.5", 80, "A100-80GB", ("high-memory", 1024, 8192)),
+        ("0.9.0", 80, "A100-80GB", ("standard", 256, 2048)),
+        ("0.28.0", 48, "L40S", ("standard", 256, 2048)),
+        (None, None, None, ("standard", 256, 2048)),  # vLLM could not read the device
+    ],
+)
+def test_batch_defaults_by_version_and_gpu(
+    version: str | None, memory_gib: int | None, name: str | None,
+    expected: tuple[str, int, int],
+) -> None:
+    memory = memory_gib * GIB if memory_gib else None
+    batch = batch_defaults(version, memory, name)
+    assert (batch.gpu_class, batch.max_num_seqs, batch.max_num_batched_tokens) == expected
+    assert "vllm" in batch.source
+
+
+def test_every_batch_class_cites_its_source_and_newer_classes_come_first() -> None:
+    table = load_checked(DEFAULTS_PATH, SCHEMA_PATH)
+    minimums = [entry["min_memory_gib"] for entry in table["batch_classes"]]
+    assert minimums == sorted(minimums, reverse=True)  # the first class that fits wins
+    for entry in [*table["batch_classes"], table["fallback"]]:
+        assert "arg_utils.py" in entry["source"]
+
+
+def test_engine_defaults_resolve_every_derived_value() -> None:
+    for version in ("0.6.3", "0.7.3", "0.9.2", "0.11.0", None):
+        for value in engine_defaults(version, max_model_len=8192).values():
+            assert not isinstance(value, dict)
