@@ -23,12 +23,12 @@ import yaml
 from llmsched.collect.embedded_yaml import node_line, parse_embedded_yaml
 from llmsched.knowledge.vllm.args import (
     ParsedArgs,
-    known_dest,
     merge_config,
     parse_engine_kwargs,
     parse_vllm_argv,
 )
 from llmsched.knowledge.vllm.defaults import effective_args
+from llmsched.knowledge.vllm.options import known_dest
 from llmsched.knowledge.vllm.versions import vllm_version_from_image
 
 Path = tuple[str | int, ...]

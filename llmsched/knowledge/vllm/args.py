@@ -18,216 +18,42 @@ and `vllm/entrypoints/cli/main.py`, 2025-2026 sources):
   accepts all of these spellings, since one manifest may target any version.
 
 Defaults per version live in `defaults.yaml` (read by `defaults.py`).
+
+How this module does it: one `argparse` parser with vLLM's option strings (`options.py`),
+`allow_abbrev=True` and `exit_on_error=False`, so prefix matching, `--no-` forms
+(`BooleanOptionalAction`), `--flag=value` and `nargs` are argparse's own. The argv is cut
+into one group per option (the option and the non-option tokens after it) and each group is
+parsed on its own, so one bad value becomes one error and the rest is still read; what a
+group leaves over is the positional model or unknown. Unknown options are not an error
+(manifests carry flags llmsched does not model): `parse_known_args` hands them back.
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
-# --- the argument table --------------------------------------------------------------------
-
-_INT = "int"
-_HINT = "human_int"  # "32k", "1K", plain ints (vLLM's human_readable_int)
-_FLOAT = "float"
-_STR = "str"
-_BOOL = "bool"
-_LIST = "list"  # nargs="+"
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    dest: str
-    kind: str
-    options: tuple[str, ...]
-    choices: tuple[str, ...] | None = None
-
-
-def _spec(dest: str, kind: str, *short: str, choices: tuple[str, ...] | None = None) -> ArgSpec:
-    return ArgSpec(dest, kind, ("--" + dest.replace("_", "-"), *short), choices)
-
-
-# The arguments that matter to scheduling and memory: parsed and typed.
-ARG_SPECS: tuple[ArgSpec, ...] = (
-    _spec("model", _STR),
-    _spec("tensor_parallel_size", _INT, "-tp"),
-    _spec("pipeline_parallel_size", _INT, "-pp"),
-    _spec("data_parallel_size", _INT, "-dp"),
-    _spec("data_parallel_size_local", _INT, "-dpl"),
-    _spec("gpu_memory_utilization", _FLOAT),
-    _spec("max_num_seqs", _INT),
-    _spec("max_num_batched_tokens", _HINT),
-    _spec("max_model_len", _HINT),
-    _spec("block_size", _INT),
-    _spec("enable_prefix_caching", _BOOL),
-    _spec("enable_chunked_prefill", _BOOL),
-    _spec("preemption_mode", _STR, choices=("recompute", "swap")),
-    _spec("swap_space", _FLOAT),
-    _spec("kv_cache_dtype", _STR),
-    _spec("dtype", _STR),
-    _spec("quantization", _STR, "-q"),
-    _spec("scheduling_policy", _STR, choices=("fcfs", "priority")),
-    _spec("long_prefill_token_threshold", _INT),
-    _spec("max_num_partial_prefills", _INT),
-    _spec("max_long_partial_prefills", _INT),
-    _spec("cpu_offload_gb", _FLOAT),
-    _spec("enforce_eager", _BOOL),
-    _spec("served_model_name", _LIST),
-    _spec("distributed_executor_backend", _STR),
-    _spec("config", _STR),
-    _spec("port", _INT),
-    _spec("host", _STR),
-    _spec("num_gpu_blocks_override", _INT),
-    _spec("trust_remote_code", _BOOL),
-    _spec("download_dir", _STR),
-    _spec("load_format", _STR),
-    _spec("max_seq_len_to_capture", _INT),
-    _spec("disable_log_stats", _BOOL),
-    _spec("enable_expert_parallel", _BOOL, "-ep"),
-    _spec("kv_cache_memory_bytes", _HINT),
-    _spec("seed", _INT),
-    _spec("tokenizer", _STR),
-    _spec("revision", _STR),
-    _spec("max_logprobs", _INT),
-    _spec("enable_lora", _BOOL),
-    _spec("max_loras", _INT),
-    _spec("max_lora_rank", _INT),
-    _spec("max_cpu_loras", _INT),
-    _spec("disable_custom_all_reduce", _BOOL),
-    _spec("api_server_count", _INT, "-asc"),
-    _spec("headless", _BOOL),
-    _spec("async_scheduling", _BOOL),
+from llmsched.knowledge.vllm.options import (
+    ARG_SPECS,
+    BOOL,
+    FLOAT,
+    HUMAN_INT,
+    INT,
+    LIST,
+    OTHER_OPTIONS,
+    OTHER_SHORT,
+    ArgSpec,
+    option_strings,
 )
-
-# Other real vLLM options, kept only so that abbreviations are judged against the same
-# option set vLLM has (an abbreviation unique among *our* names may be ambiguous there).
-# name -> takes a value. Parsed values are kept as strings.
-OTHER_OPTIONS: Mapping[str, bool] = {
-    "--task": True,
-    "--runner": True,
-    "--convert": True,
-    "--tokenizer-mode": True,
-    "--tokenizer-revision": True,
-    "--code-revision": True,
-    "--skip-tokenizer-init": False,
-    "--config-format": True,
-    "--max-parallel-loading-workers": True,
-    "--disable-sliding-window": False,
-    "--disable-cascade-attn": False,
-    "--hf-overrides": True,
-    "--hf-token": True,
-    "--rope-scaling": True,
-    "--rope-theta": True,
-    "--model-impl": True,
-    "--model-loader-extra-config": True,
-    "--ignore-patterns": True,
-    "--prefix-caching-hash-algo": True,
-    "--calculate-kv-scales": False,
-    "--kv-transfer-config": True,
-    "--kv-events-config": True,
-    "--speculative-config": True,
-    "--compilation-config": True,
-    "--optimization-level": True,
-    "--limit-mm-per-prompt": True,
-    "--mm-processor-kwargs": True,
-    "--generation-config": True,
-    "--override-generation-config": True,
-    "--enable-sleep-mode": False,
-    "--guided-decoding-backend": True,
-    "--structured-outputs-config": True,
-    "--reasoning-parser": True,
-    "--tool-call-parser": True,
-    "--enable-auto-tool-choice": False,
-    "--chat-template": True,
-    "--chat-template-content-format": True,
-    "--response-role": True,
-    "--api-key": True,
-    "--allowed-origins": True,
-    "--allowed-methods": True,
-    "--allowed-headers": True,
-    "--allow-credentials": False,
-    "--uvicorn-log-level": True,
-    "--root-path": True,
-    "--middleware": True,
-    "--ssl-keyfile": True,
-    "--ssl-certfile": True,
-    "--ssl-ca-certs": True,
-    "--lora-modules": True,
-    "--enable-log-requests": False,
-    "--disable-log-requests": False,
-    "--max-log-len": True,
-    "--disable-frontend-multiprocessing": False,
-    "--enable-request-id-headers": False,
-    "--enable-prompt-tokens-details": False,
-    "--enable-server-load-tracking": False,
-    "--return-tokens-as-token-ids": False,
-    "--data-parallel-rank": True,
-    "--data-parallel-start-rank": True,
-    "--data-parallel-address": True,
-    "--data-parallel-rpc-port": True,
-    "--data-parallel-backend": True,
-    "--data-parallel-hybrid-lb": False,
-    "--data-parallel-external-lb": False,
-    "--enable-eplb": False,
-    "--eplb-config": True,
-    "--num-redundant-experts": True,
-    "--worker-cls": True,
-    "--worker-extension-cls": True,
-    "--ray-workers-use-nsight": False,
-    "--scheduler-cls": True,
-    "--scheduler-delay-factor": True,
-    "--num-scheduler-steps": True,
-    "--num-lookahead-slots": True,
-    "--disable-async-output-proc": False,
-    "--otlp-traces-endpoint": True,
-    "--collect-detailed-traces": True,
-    "--device": True,
-    "--lora-dtype": True,
-    "--lora-extra-vocab-size": True,
-    "--fully-sharded-loras": False,
-    "--enable-lora-bias": False,
-    "--max-lora-loras": True,
-    "--logits-processors": True,
-    "--pooler-config": True,
-    "--override-pooler-config": True,
-    "--mamba-ssm-cache-dtype": True,
-    "--disable-chunked-mm-input": False,
-    "--cuda-graph-sizes": True,
-    "--enable-dbo": False,
-    "--grpc": False,
-}
-
-SPEC_BY_DEST: Mapping[str, ArgSpec] = {s.dest: s for s in ARG_SPECS}
-
-# option string -> (spec or None for OTHER_OPTIONS, value for --no- forms)
-_OPTION_TABLE: dict[str, tuple[ArgSpec | None, bool]] = {}
-for _s in ARG_SPECS:
-    for _opt in _s.options:
-        _OPTION_TABLE[_opt] = (_s, True)
-    if _s.kind == _BOOL:
-        _OPTION_TABLE["--no-" + _s.options[0][2:]] = (_s, False)
-for _name in OTHER_OPTIONS:
-    _OPTION_TABLE.setdefault(_name, (None, True))
-
-# Short spellings of OTHER_OPTIONS (data-parallel flags): they only matter for `-d...`
-# abbreviations and are stored under the long option's dest.
-_OTHER_SHORT: Mapping[str, str] = {
-    "-dpr": "--data-parallel-rank",
-    "-dpa": "--data-parallel-address",
-    "-dpp": "--data-parallel-rpc-port",
-    "-dpb": "--data-parallel-backend",
-}
-for _short in _OTHER_SHORT:
-    _OPTION_TABLE.setdefault(_short, (None, True))
-
-# Every option string vLLM's parser knows (as far as this table goes), for abbreviations.
-OPTION_STRINGS: tuple[str, ...] = tuple(_OPTION_TABLE)
 
 _BOOL_WORDS = {"true": True, "false": False}
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 _HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+_GIVEN_BACK = "_given_back"  # namespace attribute: a token a boolean flag did not take
 
 
 @dataclass(frozen=True)
@@ -259,44 +85,152 @@ def human_readable_int(text: str) -> int:
     return int(value)
 
 
-def _convert(spec: ArgSpec, raw: Any, flag: str) -> Any:
-    """Type one value the way vLLM's argparse `type=` would; raise _ArgError naming the flag."""
+def _typed(spec: ArgSpec, raw: Any) -> Any:
+    """One value typed the way vLLM's argparse `type=` would; _ArgError without the flag."""
     try:
-        if spec.kind == _INT:
-            if isinstance(raw, bool):
-                raise ValueError
+        if spec.kind in (INT, HUMAN_INT, FLOAT) and isinstance(raw, bool):
+            raise ValueError
+        if spec.kind == INT:
             value: Any = raw if isinstance(raw, int) else int(str(raw).strip())
-        elif spec.kind == _HINT:
-            if isinstance(raw, bool):
-                raise ValueError
+        elif spec.kind == HUMAN_INT:
             if isinstance(raw, int):
                 value = raw
             elif spec.dest == "max_model_len" and str(raw).strip().lower() in ("auto", "-1"):
                 value = -1
             else:
                 value = human_readable_int(str(raw))
-        elif spec.kind == _FLOAT:
-            if isinstance(raw, bool):
-                raise ValueError
+        elif spec.kind == FLOAT:
             value = float(raw)
-        elif spec.kind == _BOOL:
-            if isinstance(raw, bool):
-                value = raw
-            elif str(raw).strip().lower() in _BOOL_WORDS:
-                value = _BOOL_WORDS[str(raw).strip().lower()]
-            else:
+        elif spec.kind == BOOL:
+            word = raw if isinstance(raw, bool) else _BOOL_WORDS.get(str(raw).strip().lower())
+            if word is None:
                 raise ValueError
-        elif spec.kind == _LIST:
+            value = word
+        elif spec.kind == LIST:
             value = tuple(str(v) for v in raw) if isinstance(raw, (list, tuple)) else (str(raw),)
         else:
             value = None if raw is None else str(raw)
     except (TypeError, ValueError):
-        kind = {_HINT: "int", _BOOL: "bool"}.get(spec.kind, spec.kind)
-        raise _ArgError(f"argument {flag}: invalid {kind} value: {raw!r}") from None
+        kind = {HUMAN_INT: "int"}.get(spec.kind, spec.kind)
+        raise _ArgError(f"invalid {kind} value: {raw!r}") from None
     if spec.choices is not None and value not in spec.choices:
         choices = ", ".join(repr(c) for c in spec.choices)
-        raise _ArgError(f"argument {flag}: invalid choice: {value!r} (choose from {choices})")
+        raise _ArgError(f"invalid choice: {value!r} (choose from {choices})")
     return value
+
+
+def _convert(spec: ArgSpec, raw: Any) -> Any:
+    """`_typed`, with the error naming the flag as argparse does."""
+    try:
+        return _typed(spec, raw)
+    except _ArgError as exc:
+        raise _ArgError(f"argument {'/'.join(spec.options)}: {exc}") from None
+
+
+class _Typed(argparse.Action):
+    """A modelled option: its value typed by `_typed`, errors named by argparse."""
+
+    def __init__(self, *args: Any, spec: ArgSpec, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.spec = spec
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        try:
+            setattr(namespace, self.dest, _typed(self.spec, values))
+        except _ArgError as exc:
+            raise argparse.ArgumentError(self, str(exc)) from None
+
+
+class _Boolean(argparse.BooleanOptionalAction):
+    """`--x` / `--no-x`, and older vLLM's StoreBoolean spellings `--x true`, `--x=False`.
+
+    It takes one optional value; a following token that is not true/false is given back
+    (it is the model, or a stray word), as a flag without a value would leave it."""
+
+    def __init__(self, *args: Any, spec: ArgSpec, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.nargs = "?"
+        self.spec = spec
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        negative = bool(option_string and option_string.startswith("--no-"))
+        explicit = getattr(namespace, "_explicit", False)
+        value = not negative
+        if values is not None:
+            word = _BOOL_WORDS.get(str(values).strip().lower())
+            if explicit and negative:
+                raise argparse.ArgumentError(self, f"ignored explicit argument {values!r}")
+            if explicit and word is None:
+                raise argparse.ArgumentError(self, f"invalid bool value: {values!r}")
+            if word is None or negative:
+                setattr(namespace, _GIVEN_BACK, values)
+            else:
+                value = word
+        setattr(namespace, self.dest, value)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _ArgError(message)
+
+
+def _add_options(parser: argparse.ArgumentParser) -> None:
+    for spec in ARG_SPECS:
+        if spec.kind == BOOL:
+            parser.add_argument(spec.options[0], *spec.options[1:], dest=spec.dest,
+                                action=_Boolean, spec=spec, default=argparse.SUPPRESS)
+            continue
+        parser.add_argument(*spec.options, dest=spec.dest, action=_Typed, spec=spec,
+                            nargs="+" if spec.kind == LIST else None, default=argparse.SUPPRESS)
+    shorts: dict[str, list[str]] = {}
+    for short, long_option in OTHER_SHORT.items():
+        shorts.setdefault(long_option, []).append(short)
+    modelled = {o for spec in ARG_SPECS for o in spec.options}
+    for option, takes_value in OTHER_OPTIONS.items():
+        if option in modelled:
+            continue
+        names = [option, *shorts.get(option, [])]
+        dest = option[2:].replace("-", "_")
+        if takes_value:
+            parser.add_argument(*names, dest=dest, default=argparse.SUPPRESS)
+        else:
+            parser.add_argument(*names, dest=dest, action="store_true", default=argparse.SUPPRESS)
+
+
+@functools.cache
+def _parser() -> _Parser:
+    parser = _Parser(add_help=False, allow_abbrev=True, exit_on_error=False)
+    _add_options(parser)
+    return parser
+
+
+@functools.cache
+def _resolver() -> _Parser:
+    """Every option string as its own flag: what argparse resolves a (prefix) name to."""
+    parser = _Parser(add_help=False, allow_abbrev=True, exit_on_error=False)
+    for option in option_strings():
+        parser.add_argument(option, action="store_const", const=option, dest="hit")
+    return parser
+
+
+OPTION_STRINGS: tuple[str, ...] = option_strings()
+# option string -> (spec, or None for OTHER_OPTIONS; False for a `--no-` form)
+_OPTION_TABLE: dict[str, tuple[ArgSpec | None, bool]] = {
+    **{o: (None, True) for o in (*OTHER_OPTIONS, *OTHER_SHORT)},
+    **{o: (s, True) for s in ARG_SPECS for o in s.options},
+    **{"--no-" + s.options[0][2:]: (s, False) for s in ARG_SPECS if s.kind == BOOL},
+}
+
+
+def resolve_option(name: str) -> tuple[str | None, str | None]:
+    """argparse's lookup: exact name, else a unique prefix. Returns (option, error)."""
+    try:
+        namespace, _rest = _resolver().parse_known_args([name])
+    except _ArgError as exc:
+        return None, str(exc)
+    return getattr(namespace, "hit", None), None
 
 
 def _normalise_option(token: str) -> str:
@@ -312,25 +246,20 @@ def _looks_like_option(token: str) -> bool:
     return token.startswith("-") and token != "-" and not _NEGATIVE_NUMBER.match(token)
 
 
-def resolve_option(name: str) -> tuple[str | None, str | None]:
-    """argparse's lookup: exact name, else a unique prefix. Returns (option, error)."""
-    if name in _OPTION_TABLE:
-        return name, None
-    if name.startswith("--"):
-        matches = [opt for opt in _OPTION_TABLE if opt.startswith("--") and opt.startswith(name)]
-    else:
-        matches = [
-            opt for opt in _OPTION_TABLE if not opt.startswith("--") and opt.startswith(name)
-        ]
-    if len(matches) == 1:
-        return matches[0], None
-    if len(matches) > 1:
-        return None, f"ambiguous option: {name} could match {', '.join(sorted(matches))}"
-    return None, None
-
-
-def _flag_label(spec: ArgSpec) -> str:
-    return "/".join(spec.options)
+def _groups(tokens: Sequence[str]) -> list[tuple[int, list[str]]]:
+    """(start index, tokens): one group per option with the values after it; tokens before
+    the first option, and every token after `--`, are groups without an option."""
+    groups: list[tuple[int, list[str]]] = []
+    after_dashes = False
+    for i, token in enumerate(tokens):
+        if token == "--" and not after_dashes:
+            after_dashes = True
+            groups.append((i, ["--"]))
+        elif not groups or (_looks_like_option(token) and not after_dashes):
+            groups.append((i, [token]))
+        else:
+            groups[-1][1].append(token)
+    return groups
 
 
 def parse_vllm_argv(argv: Sequence[str], *, positional_model: bool = True) -> ParsedArgs:
@@ -342,107 +271,62 @@ def parse_vllm_argv(argv: Sequence[str], *, positional_model: bool = True) -> Pa
     """
     explicit: dict[str, Any] = {}
     token_index: dict[str, int] = {}
-    unknown: list[str] = []
+    unknown: list[tuple[int, str]] = []
     errors: list[str] = []
-    positional: tuple[str, int] | None = None
-    only_positionals = False
-    i = 0
-    tokens = [str(t) for t in argv]
-    while i < len(tokens):
-        raw = tokens[i]
-        if only_positionals or not _looks_like_option(raw):
-            if raw == "--" and not only_positionals:
-                only_positionals = True
-            elif positional_model and positional is None:
-                positional = (raw, i)
-            else:
-                unknown.append(raw)
-            i += 1
+    loose: list[tuple[int, str]] = []  # tokens no option took: the model, or unknown
+    for start, group in _groups([str(t) for t in argv]):
+        head = group[0]
+        if head == "--" or not _looks_like_option(head):
+            offset = 1 if head == "--" else 0
+            loose += [(start + offset + k, t) for k, t in enumerate(group[offset:])]
             continue
-        token = _normalise_option(raw)
-        name, has_value, inline = token.partition("=")
-        option, error = resolve_option(name)
-        if error:
-            # argparse would stop here; skip the value the user meant for it, if any.
-            errors.append(error)
-            if not has_value and i + 1 < len(tokens) and not _looks_like_option(tokens[i + 1]):
-                i += 1
-            i += 1
-            continue
-        if option is None:
-            # Unknown: keep it; its value, if any, is the next non-option token.
-            unknown.append(raw)
-            if not has_value and i + 1 < len(tokens) and not _looks_like_option(tokens[i + 1]):
-                unknown.append(tokens[i + 1])
-                i += 1
-            i += 1
-            continue
-        spec, positive = _OPTION_TABLE[option]
-        start = i
+        option = _normalise_option(head)
+        namespace = argparse.Namespace(_explicit="=" in option)
         try:
-            if spec is None:
-                long_option = _OTHER_SHORT.get(option, option)
-                dest = long_option[2:].replace("-", "_")
-                takes_value = OTHER_OPTIONS[long_option]
-                if takes_value and not has_value:
-                    if i + 1 >= len(tokens) or _looks_like_option(tokens[i + 1]):
-                        raise _ArgError(f"argument {option}: expected one argument")
-                    i += 1
-                    inline = tokens[i]
-                explicit[dest] = inline if takes_value else True
-                token_index[dest] = start
-            elif spec.kind == _BOOL:
-                if not positive:
-                    if has_value:
-                        raise _ArgError(f"argument {option}: ignored explicit argument {inline!r}")
-                    value: Any = False
-                elif has_value:
-                    value = _convert(spec, inline, _flag_label(spec))
-                elif i + 1 < len(tokens) and tokens[i + 1].strip().lower() in _BOOL_WORDS:
-                    # Older vLLM's StoreBoolean took an optional "true"/"false" after the flag.
-                    i += 1
-                    value = _convert(spec, tokens[i], _flag_label(spec))
-                else:
-                    value = True
-                explicit[spec.dest] = value
-                token_index[spec.dest] = start
-            elif spec.kind == _LIST:
-                values = [inline] if has_value else []
-                while (
-                    not has_value and i + 1 < len(tokens) and not _looks_like_option(tokens[i + 1])
-                ):
-                    i += 1
-                    values.append(tokens[i])
-                if not values:
-                    raise _ArgError(f"argument {_flag_label(spec)}: expected at least one argument")
-                explicit[spec.dest] = tuple(values)
-                token_index[spec.dest] = start
-            else:
-                if not has_value:
-                    if i + 1 >= len(tokens) or _looks_like_option(tokens[i + 1]):
-                        raise _ArgError(f"argument {_flag_label(spec)}: expected one argument")
-                    i += 1
-                    inline = tokens[i]
-                explicit[spec.dest] = _convert(spec, inline, _flag_label(spec))
-                token_index[spec.dest] = start
-        except _ArgError as exc:
+            namespace, rest = _parser().parse_known_args([option, *group[1:]], namespace)
+        except (argparse.ArgumentError, _ArgError) as exc:
             errors.append(str(exc))
-        i += 1
+            skipped = 1 if "=" in option or len(group) == 1 else 2
+            loose += [(start + k, t) for k, t in enumerate(group) if k >= skipped]
+            continue
+        given = {k: v for k, v in vars(namespace).items() if k != "_explicit"}
+        given_back = given.pop(_GIVEN_BACK, None)
+        if not given:  # an unknown option: it keeps the values after it
+            unknown += [(start + k, t) for k, t in enumerate(group)]
+            continue
+        for dest, value in given.items():
+            explicit[dest] = value
+            token_index[dest] = start
+        leftover = ([given_back] if given_back is not None else []) + list(rest)
+        first = len(group) - len(leftover)
+        loose += [(start + first + k, t) for k, t in enumerate(leftover)]
+    return _with_model(explicit, token_index, unknown, errors, loose, positional_model)
 
+
+def _with_model(
+    explicit: dict[str, Any],
+    token_index: dict[str, int],
+    unknown: list[tuple[int, str]],
+    errors: list[str],
+    loose: list[tuple[int, str]],
+    positional_model: bool,
+) -> ParsedArgs:
+    """The first loose token is the positional model (it wins over `--model`); the others
+    are unknown, in argv order."""
     model = explicit.get("model")
-    if positional is not None:
-        if model is not None and model != positional[0]:
+    if positional_model and loose:
+        (index, name), loose = loose[0], loose[1:]
+        if model is not None and model != name:
             errors.append(
-                f"model given twice: positional {positional[0]!r} and --model {model!r};"
+                f"model given twice: positional {name!r} and --model {model!r};"
                 " vLLM uses the positional one"
             )
-        model = positional[0]
-        explicit["model"] = model
-        token_index["model"] = positional[1]
+        model = explicit["model"] = name
+        token_index["model"] = index
     return ParsedArgs(
         model=model if isinstance(model, str) else None,
         explicit=explicit,
-        unknown=tuple(unknown),
+        unknown=tuple(token for _, token in sorted(unknown + loose)),
         errors=tuple(errors),
         token_index=token_index,
     )
@@ -474,11 +358,11 @@ def parse_engine_kwargs(kwargs: Mapping[str, Any], *, abbreviations: bool = Fals
             explicit[option[2:].replace("-", "_")] = raw
             continue
         try:
-            value = _convert(spec, raw, _flag_label(spec)) if raw is not None else None
+            value = _convert(spec, raw) if raw is not None else None
         except _ArgError as exc:
             errors.append(str(exc))
             continue
-        if spec.kind == _BOOL and not positive and isinstance(value, bool):
+        if spec.kind == BOOL and not positive and isinstance(value, bool):
             value = not value
         explicit[spec.dest] = value
     model = explicit.get("model")
@@ -504,7 +388,3 @@ def merge_config(cli: ParsedArgs, config: ParsedArgs) -> ParsedArgs:
         token_index=dict(cli.token_index),
     )
 
-
-def known_dest(name: str) -> bool:
-    """Is this (dash or underscore spelling) a vLLM argument we model?"""
-    return name.replace("-", "_") in SPEC_BY_DEST

@@ -10,15 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llmsched.knowledge.vllm.args import (
-    ARG_SPECS,
     OPTION_STRINGS,
-    SPEC_BY_DEST,
     human_readable_int,
     merge_config,
     parse_engine_kwargs,
     parse_vllm_argv,
     resolve_option,
 )
+from llmsched.knowledge.vllm.options import ARG_SPECS, SPEC_BY_DEST
 
 # --- spellings -----------------------------------------------------------------------------
 
