@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmsched.knowledge.vllm.versions import engine_era, vllm_version_from_image
+from llmsched.knowledge.vllm.versions import at_least, engine_era, vllm_version_from_image
 
 # --- versions ------------------------------------------------------------------------------
 
@@ -50,3 +50,20 @@ def test_version_from_image(image: str | None, version: str | None) -> None:
 )
 def test_engine_era(version: str | None, use_v1: bool | None, era: str) -> None:
     assert engine_era(version, use_v1=use_v1) == era
+
+
+@pytest.mark.parametrize(
+    ("version", "since", "included"),
+    [
+        ("0.28.0", "0.28.0", True),
+        ("0.27.1", "0.28.0", False),
+        ("0.28.0.post1", "0.28.0", True),
+        (None, "0.28.0", True),  # newest
+        ("unknown", "0.28.0", True),  # read as the newest
+        ("0.6.3", None, True),
+    ],
+)
+def test_a_change_is_in_a_version_from_its_release_on(
+    version: str | None, since: str | None, included: bool
+) -> None:
+    assert at_least(version, since) is included
