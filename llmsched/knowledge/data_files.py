@@ -15,6 +15,7 @@ from llmsched.errors import LlmschedError
 from llmsched.model import Location
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent
+_LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class CatalogueError(LlmschedError):
@@ -26,7 +27,7 @@ def load_checked(path: Path, schema_path: Path) -> Any:
     """The YAML document at `path`, valid against the JSON schema at `schema_path`."""
     import jsonschema  # only on first load: a few tens of ms
 
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     errors = sorted(
         jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.path)
