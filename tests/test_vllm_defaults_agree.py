@@ -75,7 +75,7 @@ def test_diagnose_uses_the_table_when_the_evidence_names_no_gpu() -> None:
     """Diagnose's evidence tells neither GPU nor version: it takes what the newest vLLM falls
     back to when it cannot read the device."""
     observed = {"num_gpu_blocks": 5000, "running": 40, "gen_tps": 800.0,
-                "mean_prompt_tokens": 900.0, "mean_output_tokens": 200.0}
+                "mean_prompt_tokens": 900.0, "mean_output_tokens": 200.0, "request_rate": 4.0}
     setup = confirm._setup(observed)
     assert not isinstance(setup, str), setup
     config, _workload, assumptions = setup
