@@ -52,7 +52,7 @@ KNOWN_KINDS = frozenset(
 
 
 def run_lint(paths: Sequence[str], config: Config, *, stdin: TextIO | None = None) -> Report:
-    from llmsched.collect.manifests import load_manifests
+    from llmsched.manifest.sources import load_manifests
 
     manifests = load_manifests(paths, max_file_size=config.max_file_size, stdin=stdin)
     specs = select_rules(load_rules(config.rules_dir, kind="lint"), config)

@@ -19,8 +19,8 @@ from llmsched.engine.functions.kubernetes import gpu_amount, parse_quantity
 from llmsched.model import Location, Subject
 
 if TYPE_CHECKING:
-    from llmsched.collect.manifests import SourceObject
-    from llmsched.collect.workloads import (
+    from llmsched.manifest.sources import SourceObject
+    from llmsched.manifest.views import (
         ContainerView,
         PodTemplateView,
         VllmInvocation,
@@ -89,7 +89,7 @@ class LintInput:
 def build_input(
     objects: Sequence[SourceObject], config_files: Mapping[str, Mapping[str, Any]] | None = None
 ) -> LintInput:
-    from llmsched.collect.workloads import extract_workload
+    from llmsched.manifest.kinds import extract_workload
 
     workloads = {id(obj): extract_workload(obj.data, config_files) for obj in objects}
     return LintInput(objects=objects, workloads=workloads)
@@ -192,7 +192,7 @@ def _invocation_vars(
     worker_pods: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The engine arguments in effect, with the defaults of the GPU the engine runs on."""
-    from llmsched.engine.sizing import pinned_gpu
+    from llmsched.manifest.gpu_pinning import pinned_gpu
 
     gpu, _ = pinned_gpu(pod, annotations, invocation, worker_pods)
     if gpu is not None:

@@ -16,13 +16,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from llmsched.collect.manifests import (
+from llmsched.errors import InputFileError
+from llmsched.manifest.sources import (
     STDIN_PATH,
     ManifestSet,
     SourceObject,
     load_manifests,
 )
-from llmsched.errors import InputFileError
 from llmsched.model import Location
 
 DATA = Path(__file__).parent / "data" / "manifests"

@@ -8,18 +8,12 @@ from typing import Any
 import pytest
 import yaml
 
-from llmsched.collect.workloads import (
-    ArgLocation,
-    Path,
-    VllmInvocation,
-    Workload,
-    expand_k8s_vars,
-    extract_workload,
-    find_vllm_argv,
-    literal_env,
-    shell_commands,
-)
 from llmsched.knowledge.vllm_args import GIB, SPEC_BY_DEST
+from llmsched.manifest.commands import find_vllm_argv
+from llmsched.manifest.env import expand_k8s_vars, literal_env
+from llmsched.manifest.kinds import extract_workload
+from llmsched.manifest.shell import shell_commands
+from llmsched.manifest.views import ArgLocation, Path, VllmInvocation, Workload
 
 DATA = FsPath(__file__).parent / "data" / "workloads"
 CONFIG_FILES = {"serve.yaml": yaml.safe_load((DATA / "serve-config.yaml").read_text())}
