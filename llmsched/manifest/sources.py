@@ -29,9 +29,8 @@ from llmsched.manifest.inputs import (
     read_text,
 )
 from llmsched.manifest.vllm_config_files import looks_like_vllm_config
+from llmsched.manifest.yaml_marks import Path
 from llmsched.model import InputError, Location
-
-Path = tuple[str | int, ...]
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",

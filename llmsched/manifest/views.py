@@ -12,8 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from llmsched.knowledge.vllm_args import effective_args
-
-Path = tuple[str | int, ...]
+from llmsched.manifest.yaml_marks import Path
 
 
 @dataclass(frozen=True)
