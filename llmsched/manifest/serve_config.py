@@ -18,7 +18,12 @@ from llmsched.manifest.embedded_yaml import node_line, parse_embedded_yaml
 from llmsched.manifest.views import ArgLocation, Path, VllmInvocation
 from llmsched.manifest.walker import mapping
 
-_LLM_CONFIG_EXTRAS = ("accelerator_type", "deployment_config", "placement_group_config", "runtime_env")
+_LLM_CONFIG_EXTRAS = (
+    "accelerator_type",
+    "deployment_config",
+    "placement_group_config",
+    "runtime_env",
+)
 
 
 def serve_config_engines(
