@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from llmsched.manifest.kinds import WALKERS, extract_workload, walker_for
-from llmsched.manifest.kinds import GenericWalker
+from llmsched.manifest.kinds import WALKERS, GenericWalker, extract_workload, walker_for
 from llmsched.manifest.walker import WorkloadWalker, as_int, get_path
 
 POD_SPEC = {"containers": [{"name": "c", "image": "busybox"}]}
