@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from llmsched.collect.manifests import load_manifests
 from llmsched.diagnose import confirm
 from llmsched.engine.checks.kv_capacity import sizing
 from llmsched.engine.scope import build_input, expand
 from llmsched.knowledge.gpus import require_gpu
 from llmsched.knowledge.vllm.defaults import batch_defaults, engine_defaults
+from llmsched.manifest.sources import load_manifests
 from llmsched.replay.derive import derive_config, setup_from_manifest
 
 VERSIONS = ["0.8.5", "0.9.2", "0.10.1.1", "0.11.0", "0.27.0", "0.28.0", None]

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from llmsched.collect.manifest_inputs import STDIN_PATH, decode
 from llmsched.diagnose.evidence import MetricsEvidence, Observation, SniffResult
 from llmsched.diagnose.signatures import match_message
 from llmsched.diagnose.sniff.block import Block
@@ -27,6 +26,7 @@ from llmsched.diagnose.sniff.prometheus import find_exposition
 from llmsched.diagnose.sniff.ray_status import find_ray_status
 from llmsched.diagnose.sniff.structured import find_embedded, looks_structured, read_whole
 from llmsched.errors import InputFileError
+from llmsched.manifest.inputs import STDIN_PATH, decode
 from llmsched.model import InputError, Location
 
 __all__ = ["DEFAULT_MAX_FILE_SIZE", "sniff_paths", "sniff_text"]

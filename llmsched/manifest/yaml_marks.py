@@ -24,7 +24,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from llmsched.errors import InputFileError
 from llmsched.model import Location
 
-JsonPath = tuple[str | int, ...]
+Path = tuple[str | int, ...]  # a JSON path into a document: keys and list indexes
 Mark = tuple[int, int]  # 1-based (line, column)
 
 # Far above any honest reuse of anchors (a pod template aliased into a few dozen

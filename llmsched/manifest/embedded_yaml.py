@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-Path = tuple[str | int, ...]
+from llmsched.manifest.yaml_marks import Path
 
 _LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

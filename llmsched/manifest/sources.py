@@ -18,8 +18,9 @@ from typing import Any, TextIO
 
 from yaml.nodes import Node
 
-from llmsched.collect import yaml_marks
-from llmsched.collect.manifest_inputs import (
+from llmsched.errors import InputFileError
+from llmsched.manifest import yaml_marks
+from llmsched.manifest.inputs import (
     DEFAULT_MAX_FILE_SIZE,
     STDIN_PATH,
     ManifestInput,
@@ -27,11 +28,9 @@ from llmsched.collect.manifest_inputs import (
     iter_inputs,
     read_text,
 )
-from llmsched.collect.vllm_config_files import looks_like_vllm_config
-from llmsched.errors import InputFileError
+from llmsched.manifest.vllm_config_files import looks_like_vllm_config
+from llmsched.manifest.yaml_marks import Path
 from llmsched.model import InputError, Location
-
-Path = tuple[str | int, ...]
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",

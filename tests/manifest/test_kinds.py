@@ -8,19 +8,10 @@ from typing import Any
 import pytest
 import yaml
 
-from llmsched.collect.workloads import (
-    ArgLocation,
-    Path,
-    VllmInvocation,
-    Workload,
-    expand_k8s_vars,
-    extract_workload,
-    find_vllm_argv,
-    literal_env,
-    shell_commands,
-)
 from llmsched.knowledge.vllm.defaults import GIB
 from llmsched.knowledge.vllm.options import SPEC_BY_DEST
+from llmsched.manifest.kinds import extract_workload
+from llmsched.manifest.views import ArgLocation, Path, Workload
 
 DATA = FsPath(__file__).parent / "data" / "workloads"
 CONFIG_FILES = {"serve.yaml": yaml.safe_load((DATA / "serve-config.yaml").read_text())}
@@ -377,90 +368,3 @@ def test_kserve_inference_service_model_and_containers() -> None:
         "0.10.1.1",
     )
     assert custom.templates[0].replicas == 2
-
-
-# --- commands and shell --------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("words", "found"),
-    [
-        (["vllm", "serve", "m"], (2, True)),
-        (["/usr/local/bin/vllm", "serve", "m"], (2, True)),
-        (["exec", "env", "A=b", "vllm", "serve"], (5, True)),
-        (["python3", "-u", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"], (4, False)),
-        (["python", "-m", "vllm.entrypoints.api_server"], (3, False)),
-        (["vllm", "bench", "serve"], None),
-        (["python", "serve.py"], None),
-    ],
-)
-def test_find_vllm_argv(words: list[str], found: tuple[int, bool] | None) -> None:
-    assert find_vllm_argv(words) == found
-
-
-def test_shell_commands_split_quote_and_continue() -> None:
-    script = (
-        "ray start --head; echo 'a;b' && \\\n"
-        '  exec vllm serve "${MODEL:-x/y}" --port ${PORT} $(hostname) # comment\n'
-        "echo $UNSET done"
-    )
-    commands = shell_commands(script, {"PORT": "9000"})
-    assert [[w for w, _ in c] for c in commands] == [
-        ["ray", "start", "--head"],
-        ["echo", "a;b"],
-        ["exec", "vllm", "serve", "x/y", "--port", "9000", "$(hostname)"],
-        ["echo", "$UNSET", "done"],
-    ]
-    assert [line for _, line in commands[2]] == [1] * 7
-    assert commands[3][0][1] == 2
-
-
-def test_bash_lc_container_command() -> None:
-    obj = {
-        "kind": "Pod",
-        "metadata": {"name": "p"},
-        "spec": {
-            "containers": [
-                {
-                    "name": "c",
-                    "image": "vllm/vllm-openai:v0.9.2",
-                    "env": [{"name": "TP", "value": "4"}],
-                    "command": ["/bin/bash", "-lc", "vllm serve m -tp $(TP) --max-num-seqs=$TP"],
-                }
-            ]
-        },
-    }
-    w = extract_workload(obj)
-    assert w is not None
-    inv = w.templates[0].containers[0].vllm
-    assert inv is not None
-    assert inv.explicit == {"model": "m", "tensor_parallel_size": 4, "max_num_seqs": 4}
-    assert inv.location == ArgLocation(("spec", "containers", 0, "command", 2), 0)
-
-
-def test_k8s_variable_expansion() -> None:
-    env = literal_env(
-        [
-            {"name": "A", "value": "one"},
-            {"name": "B", "value": "$(A)-two"},
-            {"name": "S", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
-            {"name": "C", "value": "$(D)"},  # D is later: stays as written
-            {"name": "D", "value": "four"},
-        ]
-    )
-    assert env == {"A": "one", "B": "one-two", "C": "$(D)", "D": "four"}
-    assert expand_k8s_vars("$(A)/$(S)/$$(A)/$$/$(B)", env) == "one/$(S)/$(A)/$/one-two"
-
-
-def test_invocation_effective_uses_its_version() -> None:
-    inv = VllmInvocation(
-        model="m",
-        explicit={"model": "m"},
-        locations={},
-        source="container",
-        location=ArgLocation(("spec",)),
-        version="0.6.3",
-        image="vllm/vllm-openai:v0.6.3",
-    )
-    assert inv.effective(80 * GIB)["max_num_seqs"] == 256
-    assert inv.effective(80 * GIB)["engine"] == "v0"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TextIO
@@ -138,8 +139,6 @@ def read_text(source: ManifestInput, *, max_file_size: int, stdin: TextIO | None
 
 
 def _read_stream(source: ManifestInput, max_file_size: int, stdin: TextIO | None) -> str:
-    import sys
-
     stream = sys.stdin if stdin is None else stdin
     location = Location(source.display)
     binary = getattr(stream, "buffer", None)
