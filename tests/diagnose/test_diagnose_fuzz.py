@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from llmsched.diagnose.run import run_diagnose
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "evidence" / "data"
 REAL_LINES = [
     line
     for path in sorted(DATA.glob("*"))

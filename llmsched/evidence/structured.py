@@ -17,10 +17,10 @@ from typing import Any
 import yaml
 
 from llmsched.collect.yaml_marks import DataBuilder, compose_documents, node_mark
-from llmsched.diagnose.sniff.block import Block, observation
-from llmsched.diagnose.sniff.k8s_events import event_context, event_items
-from llmsched.diagnose.sniff.lines import Line
 from llmsched.errors import InputFileError
+from llmsched.evidence.block import Block, observation
+from llmsched.evidence.k8s_events import event_context, event_items
+from llmsched.evidence.lines import Line
 
 _DOC_START = re.compile(r"^(?:apiVersion|kind):\s*\S")
 _YAMLISH = re.compile(r"^(?:[ \t]+\S|-\s|---|[\w./-]+:(?:\s|$)|#|\.\.\.)")

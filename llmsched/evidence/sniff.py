@@ -4,7 +4,7 @@
 directories (every non-hidden file, sorted) and `-` for stdin. Structured formats are
 found first (`kubectl describe`, `kubectl get events`, `ray status`, Prometheus text,
 YAML/JSON documents); then every message line, inside those blocks or loose, is matched
-against the signature catalogue (`llmsched/diagnose/signatures.yaml`). Nothing here
+against the signature catalogue (`llmsched/evidence/signatures.yaml`). Nothing here
 raises on odd input: what is not recognised is counted per input in `sources`.
 """
 
@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from llmsched.collect.manifest_inputs import STDIN_PATH, decode
-from llmsched.diagnose.evidence import MetricsEvidence, Observation, SniffResult
-from llmsched.diagnose.signatures import match_message
-from llmsched.diagnose.sniff.block import Block
-from llmsched.diagnose.sniff.k8s_events import find_get_events_tables
-from llmsched.diagnose.sniff.kubectl_describe import find_describe_blocks
-from llmsched.diagnose.sniff.lines import Line, split_lines
-from llmsched.diagnose.sniff.prometheus import find_exposition
-from llmsched.diagnose.sniff.ray_status import find_ray_status
-from llmsched.diagnose.sniff.structured import find_embedded, looks_structured, read_whole
 from llmsched.errors import InputFileError
+from llmsched.evidence.block import Block
+from llmsched.evidence.k8s_events import find_get_events_tables
+from llmsched.evidence.kubectl_describe import find_describe_blocks
+from llmsched.evidence.lines import Line, split_lines
+from llmsched.evidence.observations import MetricsEvidence, Observation, SniffResult
+from llmsched.evidence.prometheus import find_exposition
+from llmsched.evidence.ray_status import find_ray_status
+from llmsched.evidence.signatures import match_message
+from llmsched.evidence.structured import find_embedded, looks_structured, read_whole
 from llmsched.model import InputError, Location
 
 __all__ = ["DEFAULT_MAX_FILE_SIZE", "sniff_paths", "sniff_text"]

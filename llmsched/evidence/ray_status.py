@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from llmsched.collect.ray_dashboard import demand_feasible, parse_demands
-from llmsched.diagnose.sniff.block import Block, observation
-from llmsched.diagnose.sniff.lines import Line
+from llmsched.evidence.block import Block, observation
+from llmsched.evidence.lines import Line
 from llmsched.snapshot import RayDemand
 
 _BANNER = re.compile(r"^=+ (?:Autoscaler|Cluster) status")

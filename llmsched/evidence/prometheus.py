@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from llmsched.collect.vllm_metrics import MetricsParseError, normalise
-from llmsched.diagnose.evidence import MetricsEvidence
-from llmsched.diagnose.sniff.block import Block, observation
-from llmsched.diagnose.sniff.lines import Line
+from llmsched.evidence.block import Block, observation
+from llmsched.evidence.lines import Line
+from llmsched.evidence.observations import MetricsEvidence
 from llmsched.model import InputError, Location
 
 _COMMENT = re.compile(r"^# (?P<what>HELP|TYPE) (?P<family>[a-zA-Z_:][\w:]*)(?: |$)")

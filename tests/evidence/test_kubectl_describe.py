@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sniffing import only, sniff_file
 
-from llmsched.diagnose.sniff import sniff_text
+from llmsched.evidence.sniff import sniff_text
 
 
 def test_describe_pod_pending_for_gpus() -> None:
@@ -143,7 +143,7 @@ def test_describe_pod_keeps_labels_and_owner() -> None:
     from pathlib import Path
 
     from llmsched.diagnose.facts import build_facts
-    from llmsched.diagnose.sniff import sniff_text
+    from llmsched.evidence.sniff import sniff_text
 
     text = (Path(__file__).parents[1] / "rules/diagnose_cases/DK8S01/bad-describe-pod.txt").read_text()
     result = sniff_text(text, "pasted.txt")
