@@ -15,7 +15,7 @@ from typing import Any
 
 from llmsched.collect.vllm_metrics import MetricsParseError, normalise
 from llmsched.evidence.block import Block, observation
-from llmsched.evidence.lines import Line
+from llmsched.evidence.normalise import Line
 from llmsched.evidence.observations import MetricsEvidence
 from llmsched.model import InputError, Location
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from llmsched.collect.ray_dashboard import demand_feasible, parse_demands
 from llmsched.evidence.block import Block, observation
-from llmsched.evidence.lines import Line
+from llmsched.evidence.normalise import Line
 from llmsched.snapshot import RayDemand
 
 _BANNER = re.compile(r"^=+ (?:Autoscaler|Cluster) status")

@@ -21,7 +21,7 @@ from llmsched.errors import InputFileError
 from llmsched.evidence.block import Block
 from llmsched.evidence.k8s_events import find_get_events_tables
 from llmsched.evidence.kubectl_describe import find_describe_blocks
-from llmsched.evidence.lines import Line, split_lines
+from llmsched.evidence.normalise import Line, split_lines
 from llmsched.evidence.observations import MetricsEvidence, Observation, SniffResult
 from llmsched.evidence.prometheus import find_exposition
 from llmsched.evidence.ray_status import find_ray_status
@@ -43,6 +43,7 @@ _PREFIX_CONTEXT = {
     "service": "service",
     "pod": "pod",
     "container": "container",
+    "ip": "ip",
 }
 
 
@@ -72,7 +73,7 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
         for start, end in embedded.manifest_spans:
             if any(o.overlaps(Block("manifest", start, end)) for o in blocks):
                 continue
-            padded = "\n" * start + "\n".join(ln.raw for ln in lines[start:end]) + "\n"
+            padded = "\n" * start + "\n".join(ln.clean for ln in lines[start:end]) + "\n"
             _hand_over_manifest(result, path, padded, from_file=False, whole_input=False)
             blocks.append(Block("manifest", start, end, scan_signatures=False))
     owner = _owners(blocks, len(lines))
@@ -303,7 +304,7 @@ def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str
                     source=block.format
                     if block is not None
                     else line.log_format or signature.source,
-                    texts=[line.raw.strip()[:2000]],
+                    texts=[line.quote[:2000]],
                     path=path,
                     line=line.number,
                     last_line=line.number,
@@ -374,7 +375,7 @@ def _account(
         if _NCCL_LINE.search(line.match_text):
             note("nccl-log")
             continue
-        if _NOISE.match(line.raw):
+        if line.kind or _NOISE.match(line.clean):
             continue
         unrecognised += 1
         if first_unrecognised is None:

@@ -34,8 +34,8 @@ def test_describe_pod_pending_for_gpus() -> None:
     assert gpu.location is not None and gpu.location.line == 43
     event = only(result, "k8s.event")
     assert event.fields["from"] == "default-scheduler"
-    # the shell prompt above the paste is the only line not understood
-    assert result.sources[0]["unrecognised_lines"] == 1
+    # the shell prompt above the paste is read as the command that printed it
+    assert result.sources[0]["unrecognised_lines"] == 0
 
 
 def test_describe_pod_oom_killed_and_probe_restarts() -> None:
