@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 # Regex matching is capped per line: a pasted 10 MB line must not cost minutes.
@@ -124,7 +125,7 @@ _RAY_PROCESSES = re.compile(r"^(raylet|autoscaler|ServeController|ServeReplica|g
 # what can open a record: a wrapped piece that looks like one of these is not joined
 _RECORD_START = re.compile(
     r"\s|Traceback |During handling|The above exception|[\w.]+(?:Error|Exception|Warning)\b"
-    r"|[A-Z][\w ]{0,40}:|[-=#*|+\[({<]"
+    r"|[A-Z][\w-]{0,40}:(?:\s{2,}|$)|[-=#*|+\[({<]"
 )
 
 
@@ -260,30 +261,62 @@ def _keep(line: Line, pattern: re.Pattern[str], match: re.Match[str], fmt: str |
 def _join_wrapped(lines: list[Line]) -> None:
     """Fold the pieces of a wrapped log record back onto the record's first line.
 
-    A piece is a non-empty line without any prefix, right after a record (a line whose
-    prefixes prove a logging format) that was long enough to have been wrapped and does
-    not end a sentence, and it cannot itself start a record: no indentation (traceback
-    frames), no `Error:` line, no `Key:` field, no table or bracket."""
-    record: Line | None = None
+    A terminal cuts every long line at its width, mid-word: when several records are
+    exactly as long as the longest line and go on in an unprefixed line, that length is
+    the width, and the pieces are glued back as they were cut. Otherwise (an editor that
+    wrapped at a space) a piece is a non-empty unprefixed line after a long record that
+    does not end a sentence, which cannot itself start a record: no indentation
+    (traceback frames), no `Error:` line, no describe-style `Key:   value`, no table or
+    bracket; it is glued with a space."""
+    width = _terminal_width(lines)
+    runs: list[list[Line]] = []
+    open_run = False
     for line in lines:
         if line.kind:
-            record = None
-            continue
-        if line.prefix or line.log_format is not None:
+            open_run = False
+        elif _is_record(line):
             ends = line.clean.rstrip()[-1:]
-            record = line if len(line.clean) >= 60 and ends not in ".!?:" else None
-            continue
-        piece = line.clean
-        if (
-            record is None
-            or not piece.strip()
-            or _RECORD_START.match(piece)
-            or len(record.joined) >= _MAX_JOINED
-        ):
-            record = None
-            continue
-        glue = "" if record.clean.endswith(("-", "/", "_", "=")) else " "
-        record.text = record.text.rstrip() + glue + piece.strip()
-        record.clean = record.clean.rstrip() + glue + piece.strip()
-        record.joined = (*record.joined, line.number)
-        line.kind, line.text = "joined", ""
+            open_run = len(line.raw) == width or (len(line.clean) >= 60 and ends not in ".!?:")
+            if open_run:
+                runs.append([line])
+        elif open_run and line.clean.strip() and len(runs[-1]) <= _MAX_JOINED:
+            hard = len(runs[-1][-1].raw) == width
+            if hard or not _RECORD_START.match(line.clean):
+                runs[-1].append(line)
+                open_run = not hard or len(line.raw) == width
+            else:
+                open_run = False
+        else:
+            open_run = False
+    for first, *pieces in (run for run in runs if len(run) > 1):
+        previous = first
+        for piece in pieces:
+            if len(previous.raw) == width:
+                first.text += piece.clean
+                first.clean += piece.clean
+            else:
+                first.text = f"{first.text.rstrip()} {piece.clean.strip()}"
+                first.clean = f"{first.clean.rstrip()} {piece.clean.strip()}"
+            piece.kind, piece.text = "joined", ""
+            previous = piece
+        first.joined = tuple(p.number for p in pieces)
+
+
+def _is_record(line: Line) -> bool:
+    return bool(line.prefix) or line.log_format is not None
+
+
+def _terminal_width(lines: list[Line]) -> int | None:
+    longest = max((len(line.raw) for line in lines), default=0)
+    if longest < 60:
+        return None
+    cut = sum(
+        1
+        for line, after in pairwise(lines)
+        if len(line.raw) == longest
+        and _is_record(line)
+        and not after.kind
+        and not _is_record(after)
+        and after.clean.strip()
+    )
+    return longest if cut > 1 else None
