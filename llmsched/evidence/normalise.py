@@ -103,7 +103,7 @@ _SYSLOG = re.compile(
     r"(?P<process>[\w./-]+)(?:\[(?P<pid>\d+)\])?: "
 )
 
-# prefix pattern, the format it proves (None: only a transport)
+# prefix pattern, the format it proves (None: only a transport), in the order tried
 _PREFIXES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     (_KUBECTL_TS, None),
     (_KUBECTL_PREFIX, None),
@@ -119,6 +119,30 @@ _PREFIXES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     (_PROCESS, None),
     (_COMPOSE, None),
 )
+# the first characters each prefix can start with: a line pays only for the patterns
+# that could match it
+_STARTS = {
+    _KUBECTL_TS: "0123456789",
+    _KUBECTL_PREFIX: "[",
+    _RANK: "[",
+    _VLLM_HEADER: "DIWEC",
+    _RAY_PY: "0123456789",
+    _RAY_CPP: "[",
+    _GLOG: "IWEF",
+    _PY_LOGGING: "0123456789",
+    _SYSLOG: "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    _BRACKET_TIME: "[",
+    _ISO_TIME: "0123456789",
+    _PROCESS: "(",
+}
+_BY_START: dict[str, tuple[tuple[re.Pattern[str], str | None], ...]] = {
+    char: tuple(
+        (p, f)
+        for p, f in _PREFIXES
+        if char in _STARTS.get(p, "") or (p is _COMPOSE and char.isalnum())
+    )
+    for char in "".join(sorted(set("".join(_STARTS.values())))) + "abcdefghijklmnopqrstuvwxyz"
+}
 _VLLM_PROCESSES = re.compile(r"^(APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)")
 _RAY_PROCESSES = re.compile(r"^(raylet|autoscaler|ServeController|ServeReplica|gcs_server)")
 
@@ -199,7 +223,7 @@ def strip_transport(raw: str) -> str:
 
 
 def _prompt(clean: str) -> str | None:
-    if not any(mark in clean[:300] for mark in ("$ ", "# ", "> ", "% ", "]$", "]#")):
+    if clean[:1] not in "$%([P" and "@" not in clean[:100]:
         return None
     match = _PROMPT.match(clean)
     if match is None:
@@ -214,7 +238,7 @@ def _prompt(clean: str) -> str | None:
 def _peel_prefixes(line: Line) -> None:
     rest = line.clean[:MAX_MATCH_CHARS]
     for _ in range(_MAX_PREFIXES):
-        for pattern, fmt in _PREFIXES:
+        for pattern, fmt in _BY_START.get(rest[:1], ()):
             match = pattern.match(rest)
             if match is None or match.end() == 0:
                 continue

@@ -70,6 +70,8 @@ def match_message(
     text: str, catalogue: tuple[Signature, ...] | None = None
 ) -> list[SignatureMatch]:
     """Every signature the message shows, in catalogue order."""
+    if catalogue is None and _any_keyword().search(text) is None:
+        return []  # most log lines: one scan instead of one per signature
     out: list[SignatureMatch] = []
     for signature in catalogue if catalogue is not None else load_signatures():
         if not signature.could_match(text):
@@ -84,6 +86,12 @@ def match_message(
             if matches:
                 break  # the first pattern that matches speaks for the signature
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _any_keyword() -> re.Pattern[str]:
+    keywords = {k for signature in load_signatures() for k in signature.keywords}
+    return re.compile("|".join(re.escape(k) for k in sorted(keywords, key=len, reverse=True)))
 
 
 def _fields(signature: Signature, match: re.Match[str]) -> dict[str, Any] | None:
