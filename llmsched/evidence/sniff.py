@@ -27,6 +27,7 @@ from llmsched.evidence.prometheus import find_exposition
 from llmsched.evidence.ray_status import find_ray_status
 from llmsched.evidence.signatures import match_message
 from llmsched.evidence.structured import find_embedded, looks_structured, read_whole
+from llmsched.evidence.tables import find_tables
 from llmsched.model import InputError, Location
 
 __all__ = ["DEFAULT_MAX_FILE_SIZE", "sniff_paths", "sniff_text"]
@@ -64,6 +65,7 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
         found.extend(find_describe_blocks(lines, path))
         found.extend(find_get_events_tables(lines, path))
         found.extend(find_ray_status(lines, path))
+        found.extend(find_tables(lines, path))
         metric_blocks, metrics = find_exposition(lines, path)
         found.extend(metric_blocks)
         blocks = _without_overlaps(found)
