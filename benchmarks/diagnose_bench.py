@@ -81,7 +81,7 @@ def main() -> None:
         print(
             f"sniff: {time.perf_counter() - started:.2f} s, {len(result.observations)} observations"
         )
-        times = []
+        times = []  # --runs 0: normalise and sniff only
         for _ in range(args.runs):
             started = time.perf_counter()
             subprocess.run(
@@ -90,9 +90,9 @@ def main() -> None:
                 capture_output=True,
             )
             times.append(time.perf_counter() - started)
-        print(
-            f"llmsched diagnose (process, median of {args.runs}): {statistics.median(times):.2f} s"
-        )
+        if times:
+            median = statistics.median(times)
+            print(f"llmsched diagnose (process, median of {args.runs}): {median:.2f} s")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """Recognise pasted evidence by its content and turn it into observations.
 
 `sniff_text` reads one blob, which may mix formats and prose; `sniff_paths` reads files,
-directories (every non-hidden file, sorted) and `-` for stdin. Structured formats are
-found first (`kubectl describe`, `kubectl get events`, `ray status`, Prometheus text,
-YAML/JSON documents); then every message line, inside those blocks or loose, is matched
-against the signature catalogue (`llmsched/evidence/signatures.yaml`). Nothing here
+directories (every non-hidden file, sorted) and `-` for stdin. The text is first
+normalised (`normalise`: quote markers, fences, prompts, colours and log prefixes off,
+wrapped records joined, line numbers kept). Structured formats are found next
+(`kubectl describe`, `kubectl get events|pods|nodes`, `ray status`, `nvidia-smi`,
+Prometheus text, YAML/JSON documents); then every message line, inside those blocks or
+loose, is matched against the signature catalogue (`signatures.yaml`). Nothing here
 raises on odd input: what is not recognised is counted per input in `sources`.
 """
 
@@ -35,7 +37,7 @@ __all__ = ["DEFAULT_MAX_FILE_SIZE", "sniff_paths", "sniff_text"]
 DEFAULT_MAX_FILE_SIZE = 32 * 2**20
 _BINARY_PROBE = 8192
 _NCCL_LINE = re.compile(r"\bNCCL (?:INFO|WARN|ERROR)\b")
-_NOISE = re.compile(r"^\s*(?:```\w*|~~~|[-=_*#|+.\s]*)\s*$")
+_NOISE = re.compile(r"^[-=_*#|+.\s]*$")  # rules and borders (fences are `Line.kind`)
 _PREFIX_CONTEXT = {
     "time": "timestamp",
     "process": "process",
