@@ -11,9 +11,18 @@ from typing import Any
 
 from llmsched.errors import InputFileError
 from llmsched.model import Location
-from llmsched.replay.config import CONFIG_KEYS
-from llmsched.replay.derive import EngineSetup
+from llmsched.replay.config import CONFIG_KEYS, SchedulerConfig
+from llmsched.replay.derive import EngineSetup, derive_config, split_overrides
+from llmsched.replay.fast_engine import run_fast
+from llmsched.replay.judge import (
+    Objective,
+    best_index,
+    outcome,
+    outcome_from_dict,
+    saturation,
+)
 from llmsched.replay.request import TraceRequest
+from llmsched.replay.workload import parse_config
 
 EXECUTORS = ("auto", "ray", "process", "serial")
 Progress = Callable[[int, int], None]
@@ -67,11 +76,8 @@ class SweepJob:
     cost: Any = None  # a picklable StepTimeFn, or None for the step clock
 
 
-def run_point(job: SweepJob) -> dict[str, Any]:
-    from llmsched.replay.derive import derive_config, split_overrides
-    from llmsched.replay.fast_engine import run_fast
-    from llmsched.replay.workload import parse_config
-
+def point_config(job: SweepJob) -> SchedulerConfig:
+    """The scheduler config of one grid point; InputFileError when a value is not valid."""
     config_over, engine_over = split_overrides(job.overrides, CONFIG_KEYS)
     base = dict(job.base_config)
     if engine_over:
@@ -83,12 +89,37 @@ def run_point(job: SweepJob) -> dict[str, Any]:
                 Location("--sweep"),
             )
         base.update(derive_config(job.setup, engine_over))
-    config = parse_config(base, "--sweep", overrides=config_over, vllm_version=job.vllm_version)
+    return parse_config(base, "--sweep", overrides=config_over, vllm_version=job.vllm_version)
+
+
+def check_jobs(jobs: Sequence[SweepJob]) -> None:
+    """Every grid value checked in this process, before any worker or cluster starts."""
+    for job in jobs:
+        point_config(job)
+
+
+def run_point(job: SweepJob) -> dict[str, Any]:
+    config = point_config(job)
     result = run_fast(job.trace, config, step_time=job.cost, wall_clock=job.wall_clock)
     return {
         "settings": dict(job.overrides),
         "num_gpu_blocks": config.num_gpu_blocks,
         **result.summary(),
+        "outcome": outcome(result).to_dict(),
+    }
+
+
+def judge_sweep(points: Sequence[Mapping[str, Any]], objective: Objective) -> dict[str, Any]:
+    """The best point on the objective, and whether the replica is saturated whatever the
+    setting (the arrival rate against the best service rate any point reached)."""
+    outcomes = [outcome_from_dict(p["outcome"]) for p in points]
+    best = best_index(outcomes, objective)
+    verdict = saturation(outcomes)
+    return {
+        "objective": objective.value,
+        "best": best,
+        "best_settings": dict(points[best]["settings"]) if best is not None else None,
+        "saturation": {**verdict.to_dict(), "sentence": verdict.sentence()},
     }
 
 
@@ -109,6 +140,7 @@ def run_sweep(
         raise InputFileError(
             f"executor must be one of {', '.join(EXECUTORS)}", Location("--executor")
         )
+    check_jobs(jobs)
     if executor == "auto":
         executor = "ray" if _ray_available() else "process"
         if len(jobs) <= 1:
@@ -176,21 +208,3 @@ def _run_ray(
     finally:
         if started:
             ray.shutdown()
-
-
-COMPARE_COLUMNS = (
-    ("total_steps", "steps"),
-    ("total_preemptions", "preempt"),
-    ("waiting.peak", "wait peak"),
-    ("kv_usage.mean", "kv mean"),
-    ("ttft_steps.p50", "ttft p50"),
-    ("ttft_steps.p99", "ttft p99"),
-    ("e2e_steps.p50", "e2e p50"),
-)
-
-
-def lookup(point: Mapping[str, Any], dotted: str) -> Any:
-    value: Any = point
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, Mapping) else None
-    return value
