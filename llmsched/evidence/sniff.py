@@ -26,7 +26,7 @@ from llmsched.evidence.kubectl_describe import find_describe_blocks
 from llmsched.evidence.normalise import Line, split_lines
 from llmsched.evidence.observations import MetricsEvidence, Observation, SniffResult
 from llmsched.evidence.prometheus import find_exposition
-from llmsched.evidence.ray_status import find_ray_status
+from llmsched.evidence.ray_status_text import find_ray_status
 from llmsched.evidence.signatures import match_message
 from llmsched.evidence.structured import find_embedded, looks_structured, read_whole
 from llmsched.evidence.tables import find_tables
