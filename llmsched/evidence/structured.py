@@ -16,10 +16,10 @@ from typing import Any
 
 import yaml
 
-from llmsched.diagnose.sniff.block import Block, observation
-from llmsched.diagnose.sniff.k8s_events import event_context, event_items
-from llmsched.diagnose.sniff.lines import Line
 from llmsched.errors import InputFileError
+from llmsched.evidence.block import Block, observation
+from llmsched.evidence.k8s_events import event_context, event_items
+from llmsched.evidence.normalise import Line
 from llmsched.manifest.yaml_marks import DataBuilder, compose_documents, node_mark
 
 _DOC_START = re.compile(r"^(?:apiVersion|kind):\s*\S")
@@ -57,18 +57,18 @@ def find_embedded(lines: Sequence[Line], path: str, taken: Sequence[Block]) -> D
     result = Documents()
     index = 0
     while index < len(lines):
-        if not _DOC_START.match(lines[index].raw) or any(b.start <= index < b.end for b in taken):
+        if not _DOC_START.match(lines[index].clean) or any(b.start <= index < b.end for b in taken):
             index += 1
             continue
         start = _back_to_separator(lines, index)
         end = index + 1
-        while end < len(lines) and (not lines[end].raw.strip() or _YAMLISH.match(lines[end].raw)):
-            if lines[end].raw.startswith("```"):
+        while end < len(lines) and (not lines[end].clean.strip() or _YAMLISH.match(lines[end].clean)):
+            if lines[end].kind == "fence":
                 break
             end += 1
-        while end > start and not lines[end - 1].raw.strip():
+        while end > start and not lines[end - 1].clean.strip():
             end -= 1
-        text = "\n".join(ln.raw for ln in lines[start:end])
+        text = "\n".join(ln.clean for ln in lines[start:end])
         docs = _load(text, path)
         if docs:
             _classify(docs, start, end, lines, path, result)
@@ -79,7 +79,7 @@ def find_embedded(lines: Sequence[Line], path: str, taken: Sequence[Block]) -> D
 def _back_to_separator(lines: Sequence[Line], index: int) -> int:
     # `---` or comments right above `apiVersion:` belong to the document
     start = index
-    while start > 0 and (lines[start - 1].raw.startswith(("---", "# "))):
+    while start > 0 and (lines[start - 1].clean.startswith(("---", "# "))):
         start -= 1
     return start
 
@@ -158,6 +158,6 @@ def _find_line(lines: Sequence[Line], message: str, start: int, end: int) -> int
     if not probe:
         return None
     for index in range(start, min(end, len(lines))):
-        if probe in lines[index].raw or json.dumps(probe)[1:-1] in lines[index].raw:
+        if probe in lines[index].clean or json.dumps(probe)[1:-1] in lines[index].clean:
             return index
     return None

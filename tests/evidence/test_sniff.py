@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from sniffing import DATA, only, sniff_file
 
-from llmsched.diagnose.sniff import sniff_paths, sniff_text
 from llmsched.errors import InputFileError
+from llmsched.evidence.sniff import sniff_paths, sniff_text
 
 
 def test_issue_body_mixing_prose_status_events_and_a_manifest() -> None:

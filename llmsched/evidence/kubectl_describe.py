@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmsched.diagnose.sniff.block import Block, is_gpu_resource, observation, quantity
-from llmsched.diagnose.sniff.k8s_events import DESCRIBE_HEADER, parse_describe_events
-from llmsched.diagnose.sniff.lines import Line
+from llmsched.evidence.block import Block, is_gpu_resource, observation, quantity
+from llmsched.evidence.k8s_events import DESCRIBE_HEADER, parse_describe_events
+from llmsched.evidence.normalise import Line
 
 _KEY = re.compile(r"^(?P<indent> *)(?P<key>[^\s:][^:]{0,80}?):(?:\s+(?P<value>.*?))?\s*$")
 _TOP_KEY = re.compile(r"^[A-Z][A-Za-z /-]{0,40}:(?:\s|$)")

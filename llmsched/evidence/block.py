@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmsched.diagnose.evidence import Observation
+from llmsched.evidence.observations import Observation
 from llmsched.model import InputError, Location
 
 

@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sniffing import DATA
 
-from llmsched.diagnose.sniff import sniff_text
+from llmsched.evidence.sniff import sniff_text
 
 SAMPLES = sorted(
     p.read_text() for p in DATA.iterdir() if p.suffix in (".log", ".txt", ".md", ".json", ".yaml")

@@ -85,7 +85,7 @@ def match_message(
 ) -> list[SignatureMatch]:
     """Every signature the message shows, in catalogue order."""
     out: list[SignatureMatch] = []
-    for signature in catalogue if catalogue is not None else load_signatures():
+    for signature in catalogue if catalogue is not None else _candidates(text):
         if not signature.could_match(text):
             continue
         for pattern in signature.patterns:
@@ -98,6 +98,42 @@ def match_message(
             if matches:
                 break  # the first pattern that matches speaks for the signature
     return out
+
+
+def _candidates(text: str) -> tuple[Signature, ...]:
+    """The catalogue's signatures that could match `text`, in catalogue order, from one
+    scan of the text for all keywords at once rather than one scan per signature."""
+    pattern, reach = _keyword_index()
+    found = set(pattern.findall(text))
+    if not found:
+        return ()
+    signatures = load_signatures()
+    return tuple(signatures[i] for i in sorted(set().union(*(reach[k] for k in found))))
+
+
+@functools.lru_cache(maxsize=1)
+def _keyword_index() -> tuple[re.Pattern[str], dict[str, frozenset[int]]]:
+    # The scan reports non-overlapping matches, longest first at each position; a keyword
+    # it skipped overlaps one it reported. So each reported keyword stands for the
+    # signatures of every keyword that can overlap it (`could_match` then decides).
+    signatures = load_signatures()
+    keywords = sorted({k for s in signatures for k in s.keywords}, key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(k) for k in keywords))
+    reach = {
+        k: frozenset(
+            i
+            for i, signature in enumerate(signatures)
+            if any(_can_overlap(k, other) for other in signature.keywords)
+        )
+        for k in keywords
+    }
+    return pattern, reach
+
+
+def _can_overlap(a: str, b: str) -> bool:
+    if a in b or b in a:
+        return True
+    return any(a.endswith(b[:n]) or b.endswith(a[:n]) for n in range(1, min(len(a), len(b))))
 
 
 def _fields(signature: Signature, match: re.Match[str]) -> dict[str, Any] | None:

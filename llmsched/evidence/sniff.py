@@ -1,10 +1,12 @@
 """Recognise pasted evidence by its content and turn it into observations.
 
 `sniff_text` reads one blob, which may mix formats and prose; `sniff_paths` reads files,
-directories (every non-hidden file, sorted) and `-` for stdin. Structured formats are
-found first (`kubectl describe`, `kubectl get events`, `ray status`, Prometheus text,
-YAML/JSON documents); then every message line, inside those blocks or loose, is matched
-against the signature catalogue (`llmsched/diagnose/signatures.yaml`). Nothing here
+directories (every non-hidden file, sorted) and `-` for stdin. The text is first
+normalised (`normalise`: quote markers, fences, prompts, colours and log prefixes off,
+wrapped records joined, line numbers kept). Structured formats are found next
+(`kubectl describe`, `kubectl get events|pods|nodes`, `ray status`, `nvidia-smi`,
+Prometheus text, YAML/JSON documents); then every message line, inside those blocks or
+loose, is matched against the signature catalogue (`signatures.yaml`). Nothing here
 raises on odd input: what is not recognised is counted per input in `sources`.
 """
 
@@ -16,16 +18,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from llmsched.diagnose.evidence import MetricsEvidence, Observation, SniffResult
-from llmsched.diagnose.signatures import match_message
-from llmsched.diagnose.sniff.block import Block
-from llmsched.diagnose.sniff.k8s_events import find_get_events_tables
-from llmsched.diagnose.sniff.kubectl_describe import find_describe_blocks
-from llmsched.diagnose.sniff.lines import Line, split_lines
-from llmsched.diagnose.sniff.prometheus import find_exposition
-from llmsched.diagnose.sniff.ray_status import find_ray_status
-from llmsched.diagnose.sniff.structured import find_embedded, looks_structured, read_whole
 from llmsched.errors import InputFileError
+from llmsched.evidence.block import Block
+from llmsched.evidence.k8s_events import find_get_events_tables
+from llmsched.evidence.kubectl_describe import find_describe_blocks
+from llmsched.evidence.normalise import Line, split_lines
+from llmsched.evidence.observations import MetricsEvidence, Observation, SniffResult
+from llmsched.evidence.prometheus import find_exposition
+from llmsched.evidence.ray_status_text import find_ray_status
+from llmsched.evidence.signatures import match_message
+from llmsched.evidence.structured import find_embedded, looks_structured, read_whole
+from llmsched.evidence.tables import find_tables
 from llmsched.manifest.inputs import STDIN_PATH, decode
 from llmsched.model import InputError, Location
 
@@ -34,7 +37,7 @@ __all__ = ["DEFAULT_MAX_FILE_SIZE", "sniff_paths", "sniff_text"]
 DEFAULT_MAX_FILE_SIZE = 32 * 2**20
 _BINARY_PROBE = 8192
 _NCCL_LINE = re.compile(r"\bNCCL (?:INFO|WARN|ERROR)\b")
-_NOISE = re.compile(r"^\s*(?:```\w*|~~~|[-=_*#|+.\s]*)\s*$")
+_NOISE = re.compile(r"^[-=_*#|+.\s]*$")  # rules and borders (fences are `Line.kind`)
 _PREFIX_CONTEXT = {
     "time": "timestamp",
     "process": "process",
@@ -43,6 +46,7 @@ _PREFIX_CONTEXT = {
     "service": "service",
     "pod": "pod",
     "container": "container",
+    "ip": "ip",
 }
 
 
@@ -63,6 +67,7 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
         found.extend(find_describe_blocks(lines, path))
         found.extend(find_get_events_tables(lines, path))
         found.extend(find_ray_status(lines, path))
+        found.extend(find_tables(lines, path))
         metric_blocks, metrics = find_exposition(lines, path)
         found.extend(metric_blocks)
         blocks = _without_overlaps(found)
@@ -72,7 +77,7 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
         for start, end in embedded.manifest_spans:
             if any(o.overlaps(Block("manifest", start, end)) for o in blocks):
                 continue
-            padded = "\n" * start + "\n".join(ln.raw for ln in lines[start:end]) + "\n"
+            padded = "\n" * start + "\n".join(ln.clean for ln in lines[start:end]) + "\n"
             _hand_over_manifest(result, path, padded, from_file=False, whole_input=False)
             blocks.append(Block("manifest", start, end, scan_signatures=False))
     owner = _owners(blocks, len(lines))
@@ -303,7 +308,7 @@ def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str
                     source=block.format
                     if block is not None
                     else line.log_format or signature.source,
-                    texts=[line.raw.strip()[:2000]],
+                    texts=[line.quote[:2000]],
                     path=path,
                     line=line.number,
                     last_line=line.number,
@@ -374,7 +379,7 @@ def _account(
         if _NCCL_LINE.search(line.match_text):
             note("nccl-log")
             continue
-        if _NOISE.match(line.raw):
+        if line.kind or _NOISE.match(line.clean):
             continue
         unrecognised += 1
         if first_unrecognised is None:

@@ -18,8 +18,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from llmsched.diagnose.sniff.block import Block, observation
-from llmsched.diagnose.sniff.lines import Line
+from llmsched.evidence.block import Block, observation
+from llmsched.evidence.normalise import Line
 from llmsched.snapshot import RayDemand
 from llmsched.snapshot.ray_status import demand_feasible, parse_demands
 

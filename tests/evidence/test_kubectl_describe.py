@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sniffing import only, sniff_file
 
-from llmsched.diagnose.sniff import sniff_text
+from llmsched.evidence.sniff import sniff_text
 
 
 def test_describe_pod_pending_for_gpus() -> None:
@@ -34,8 +34,8 @@ def test_describe_pod_pending_for_gpus() -> None:
     assert gpu.location is not None and gpu.location.line == 43
     event = only(result, "k8s.event")
     assert event.fields["from"] == "default-scheduler"
-    # the shell prompt above the paste is the only line not understood
-    assert result.sources[0]["unrecognised_lines"] == 1
+    # the shell prompt above the paste is read as the command that printed it
+    assert result.sources[0]["unrecognised_lines"] == 0
 
 
 def test_describe_pod_oom_killed_and_probe_restarts() -> None:
@@ -143,7 +143,7 @@ def test_describe_pod_keeps_labels_and_owner() -> None:
     from pathlib import Path
 
     from llmsched.diagnose.facts import build_facts
-    from llmsched.diagnose.sniff import sniff_text
+    from llmsched.evidence.sniff import sniff_text
 
     text = (Path(__file__).parents[1] / "rules/diagnose_cases/DK8S01/bad-describe-pod.txt").read_text()
     result = sniff_text(text, "pasted.txt")

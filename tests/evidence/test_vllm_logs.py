@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sniffing import only, sniff_file
 
-from llmsched.diagnose.sniff import sniff_text
+from llmsched.evidence.sniff import sniff_text
 
 
 def test_v1_stats_lines_give_queue_and_kv_usage() -> None:

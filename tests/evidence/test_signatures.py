@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from llmsched.diagnose.signatures import (
+from llmsched.errors import RuleError
+from llmsched.evidence.signatures import (
     config_pairs,
     literal_dict,
     load_signatures,
     match_message,
 )
-from llmsched.diagnose.sniff import sniff_text
-from llmsched.errors import RuleError
+from llmsched.evidence.sniff import sniff_text
 
 CATALOGUE = load_signatures()
 EXAMPLES = [(s.id, e) for s in CATALOGUE for e in s.examples]

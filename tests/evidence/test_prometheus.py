@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sniffing import DATA, only
 
-from llmsched.diagnose.sniff import sniff_text
+from llmsched.evidence.sniff import sniff_text
 
 SCRAPE = (DATA / "metrics_v1_scrape.txt").read_text()
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from llmsched.diagnose.sniff.block import Block, observation
-from llmsched.diagnose.sniff.lines import Line
+from llmsched.evidence.block import Block, observation
+from llmsched.evidence.normalise import Line
 
 DESCRIBE_HEADER = re.compile(r"^\s*Type\s+Reason\s+Age\s+From\s+Message\s*$")
 _DESCRIBE_RULE = re.compile(r"^\s*-{4}\s+-{6}\s+-{3}\s+-{4}\s+-{7}\s*$")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from llmsched.diagnose.evidence import Observation, SniffResult
-from llmsched.diagnose.sniff import sniff_paths
+from llmsched.evidence.observations import Observation, SniffResult
+from llmsched.evidence.sniff import sniff_paths
 
 DATA = Path(__file__).parent / "data"
 

@@ -13,9 +13,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from llmsched.diagnose.evidence import MetricsEvidence
-from llmsched.diagnose.sniff.block import Block, observation
-from llmsched.diagnose.sniff.lines import Line
+from llmsched.evidence.block import Block, observation
+from llmsched.evidence.normalise import Line
+from llmsched.evidence.observations import MetricsEvidence
 from llmsched.model import InputError, Location
 from llmsched.snapshot.vllm_exposition import MetricsParseError, normalise
 

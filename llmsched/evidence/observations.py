@@ -3,7 +3,7 @@ account of what was and was not recognised.
 
 An `Observation` is one fact read from the text, named by a stable `signature`
 (``k8s.pending.insufficient-gpu``, ``vllm.stats``...). Message signatures are listed,
-with their fields, in `llmsched/diagnose/signatures.yaml`; the ones read from structured
+with their fields, in `llmsched/evidence/signatures.yaml`; the ones read from structured
 output are in `STRUCTURED_SIGNATURES` below. `layer` says where the message comes from,
 not who is to blame: the engine decides that.
 """
@@ -26,6 +26,9 @@ SOURCES = (
     "ray-log",
     "vllm-log",
     "prometheus",
+    "kubectl-get-pods",
+    "kubectl-get-nodes",
+    "nvidia-smi",
     "nccl-log",
     "device-plugin-log",
     "manifest",
@@ -45,6 +48,11 @@ STRUCTURED_SIGNATURES: dict[str, str] = {
     "k8s.event": "a Warning event (describe Events table, kubectl get events, -o json|yaml): "
     "event_type, reason, message, count, age|last_timestamp, from, kind, name, namespace, "
     "pod|node",
+    "k8s.pod.row": "a `kubectl get pods` row (header or not, grep'd or cut): pod, "
+    "namespace, ready, status, restarts, age, node (with -o wide)",
+    "k8s.node.row": "a `kubectl get nodes` row: node, status, roles, age, version",
+    "node.nvidia-smi": "an nvidia-smi table or `nvidia-smi -L` list: smi, driver, cuda, "
+    "gpus [{index, name, memory_used_mib, memory_total_mib}], gpu_count",
     "ray.resources": "ray status cluster usage: resources {name: {used, total[, pg_used, "
     "pg_reserved]}} (bytes for memory), gpu_used, gpu_total, status_format v1|v2",
     "ray.node.gpus": "ray status -v per node: node, group, gpu_total (0 when Ray shows no "
