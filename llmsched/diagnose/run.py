@@ -10,9 +10,10 @@ from typing import Any, TextIO
 
 from llmsched import __version__
 from llmsched.config import Config
-from llmsched.diagnose.engine import DiagnoseEvaluator, compile_diagnose, rank, verdict
 from llmsched.diagnose.evidence import SniffResult
 from llmsched.diagnose.facts import Facts, build_facts
+from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
+from llmsched.diagnose.verdict import verdict
 from llmsched.engine.evaluate import select_rules
 from llmsched.engine.loader import load_rules
 from llmsched.model import Finding, InputError, Location, Report

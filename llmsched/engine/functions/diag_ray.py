@@ -1,6 +1,6 @@
 """Ray helpers for diagnose rules (DRAY01–DRAY10): demands, placement groups, GPU holders.
 
-They read the `ray` subject dict built in `llmsched/diagnose/facts.py` (pending demands
+They read the `ray` subject dict built in `llmsched/diagnose/facts/ray.py` (pending demands
 and placement groups, per-node GPUs, actors) and the `evidence` dict of one observation.
 Ray's own vocabulary: a demand is a task/actor shape ``{'GPU': 1.0}`` or a placement
 group (bundles plus a strategy); GPUs are logical counts, never memory.

@@ -18,7 +18,7 @@ from llmsched.diagnose.facts import Facts, Subject
 from llmsched.engine.cel import Activation, EvaluationError, compile_expression
 from llmsched.engine.functions import all_functions
 from llmsched.engine.spec import RuleSpec
-from llmsched.model import Evidence, Finding, Layer, NotEvaluated
+from llmsched.model import Evidence, Finding, NotEvaluated
 from llmsched.model import Subject as FindingSubject
 
 SCOPE_VARIABLE = {
@@ -196,18 +196,3 @@ def rank(ranked: list[RankedFinding], specs: dict[str, RuleSpec]) -> list[Ranked
             str(r.finding.subject),
         ),
     )
-
-
-def verdict(ranked: list[RankedFinding]) -> dict[str, Any] | None:
-    if not ranked:
-        return None
-    top = ranked[0]
-    layer: Layer = top.finding.layer
-    others = {r.finding.layer for r in ranked[1:] if r.confidence >= top.confidence * 0.8}
-    confidence = top.confidence if not (others - {layer}) else top.confidence * 0.85
-    return {
-        "layer": layer.value,
-        "rule": top.finding.rule,
-        "confidence": round(confidence, 2),
-        "summary": top.finding.message,
-    }
