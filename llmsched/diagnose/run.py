@@ -16,10 +16,12 @@ from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
 from llmsched.diagnose.verdict import verdict
 from llmsched.engine.evaluate import select_rules
 from llmsched.engine.loader import load_rules
+from llmsched.engine.spec import ConfirmSpec
 from llmsched.model import Finding, InputError, Location, Report
 from llmsched.snapshot import Snapshot
 
-Confirm = Callable[[Finding, Facts], "dict[str, Any] | None"]
+# a finding, the facts it was judged on, its rule's `confirm:` -> the confirmation
+Confirm = Callable[[Finding, Facts, "ConfirmSpec | None"], "dict[str, Any] | None"]
 
 
 def _lint_manifests(sniffed: SniffResult, config: Config) -> tuple[list[Finding], list[InputError]]:
@@ -63,12 +65,14 @@ def run_diagnose(
     specs = select_rules(load_rules(config.rules_dir, kind="diagnose"), config)
     evaluator = DiagnoseEvaluator(compile_diagnose(specs), config)
     evaluator.run(facts)
-    ranked = rank(evaluator.ranked, {s.code: s for s in specs})
+    by_code = {s.code: s for s in specs}
+    ranked = rank(evaluator.ranked, by_code)
     findings: list[Finding] = []
     for item in ranked:
         finding = item.finding
         if confirm is not None and finding.layer.value == "vllm":
-            finding = replace(finding, confirmation=confirm(finding, facts))
+            plan = by_code[finding.rule].confirm
+            finding = replace(finding, confirmation=confirm(finding, facts, plan))
         findings.append(finding)
     lint_findings, lint_errors = (
         _lint_manifests(sniffed, config)

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from llmsched.config import Config
+from llmsched.diagnose.checks import all_diagnose_checks
 from llmsched.engine.cel import compile_expression
 from llmsched.engine.checks import all_checks
 from llmsched.engine.lint import run_lint
@@ -54,7 +55,7 @@ def test_rule_logic_compiles(path: Path) -> None:
     for expression in filter(None, expressions):
         compile_expression(expression, str(path))
     if "check" in data:
-        assert data["check"] in all_checks()
+        assert data["check"] in (all_checks() if data["kind"] == "lint" else all_diagnose_checks())
 
 
 CHECKLIST_DIAGNOSE_IDS = (

@@ -174,61 +174,6 @@ def _ray_node_pod_join(facts: Facts) -> list[dict[str, Any]]:
     return out
 
 
-def _ray_gpu_blind(entry: Mapping[str, Any]) -> bool:
-    """A Ray worker that reports 0 GPUs although its pod holds (or sits on) GPUs."""
-    if entry["head"] or (entry["ray_gpus"] or 0) > 0:
-        return False
-    if (entry["pod_gpu_limit"] or 0) > 0:
-        return True
-    waiting_for_gpus = entry["ray_pending_gpu_demand"] > 0
-    if entry["pod"] is not None:
-        return waiting_for_gpus and (entry["k8s_node_gpus"] or 0) > 0
-    looks_gpu = "gpu" in f"{entry['group'] or ''} {entry['node'] or ''}".lower()
-    return waiting_for_gpus and looks_gpu
-
-
-def _ray_gpu_overcount(facts: Facts, join: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """Why Ray counts more GPUs than Kubernetes gave it, as (Ray cluster, reason with the
-    numbers); '' for reasons about all Ray clusters together."""
-    reasons = []
-    for entry in join:
-        limit = entry["pod_gpu_limit"]
-        if limit is not None and (entry["ray_gpus"] or 0) > limit:
-            reasons.append(
-                (
-                    entry["ray_cluster"],
-                    f"Ray node {entry['node']} reports {_fmt_number(entry['ray_gpus'])} GPU(s) "
-                    f"but its pod {entry['pod']} has nvidia.com/gpu limit {limit}",
-                )
-            )
-    nodes = [n.data for n in facts.nodes.values()]
-    ray_gpus = [r.data["gpus_total"] for r in facts.ray.values() if r.data["gpus_total"]]
-    ray_nodes = max(
-        (max(len(r.data["nodes"]), r.data["active_nodes"]) for r in facts.ray.values()), default=0
-    )
-    if nodes and ray_gpus and len(nodes) >= max(ray_nodes, 1):
-        allocatable = sum(n["gpu_allocatable"] for n in nodes)
-        if sum(ray_gpus) > allocatable:
-            reasons.append(
-                (
-                    "",
-                    f"Ray counts {_fmt_number(sum(ray_gpus))} GPU(s) but the {len(nodes)} "
-                    f"Kubernetes node(s) seen have {allocatable} allocatable nvidia.com/gpu",
-                )
-            )
-    pods = [p.data for p in facts.pods.values()]
-    if ray_gpus and pods and not _ray_pods(facts) and any(n["gpu_allocatable"] > 0 for n in nodes):
-        reasons.append(
-            (
-                "",
-                f"Ray counts {_fmt_number(sum(ray_gpus))} GPU(s) but no Ray pod runs in the "
-                "collected namespaces: Ray was started on the hosts, beside the kubelet that "
-                "hands the same GPUs to pods",
-            )
-        )
-    return reasons
-
-
 def _node_pins(data: Mapping[str, Any]) -> list[str]:
     """`node:<x>` resources that pending demands ask for (vLLM pins its driver's bundle)."""
     found: list[str] = []
@@ -256,26 +201,21 @@ def _ray_unmatched_node_pins(facts: Facts) -> list[dict[str, Any]]:
     return out
 
 
-def _fmt_number(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def _ray_cluster_keys(facts: Facts) -> dict[str, Any]:
-    """The Ray/Kubernetes joins; each Ray subject also gets its own share of them
-    (`gpu_blind_nodes`, `gpu_overcount`; reasons about all clusters go to the first)."""
+    """The Ray/Kubernetes joins; each Ray subject also gets its own nodes' share."""
     join = _ray_node_pod_join(facts)
-    blind = [e for e in join if _ray_gpu_blind(e)]
-    overcount = _ray_gpu_overcount(facts, join)
-    for index, (key, subject) in enumerate(sorted(facts.ray.items())):
+    for key, subject in facts.ray.items():
         name = key.removeprefix("ray:")
-        subject.data["gpu_blind_nodes"] = [e for e in blind if e["ray_cluster"] == name]
-        subject.data["gpu_overcount"] = [
-            reason for owner, reason in overcount if owner == name or (owner == "" and index == 0)
-        ]
+        subject.data["name"] = name
+        subject.data["node_pods"] = [e for e in join if e["ray_cluster"] == name]
     return {
         "ray_node_pod_join": join,
-        "ray_gpu_blind_nodes": blind,
-        "ray_gpu_overcount": [reason for _owner, reason in overcount],
+        "ray_clusters": sorted(key.removeprefix("ray:") for key in facts.ray),
+        "ray_nodes_seen": max(
+            (max(len(r.data["nodes"]), r.data["active_nodes"]) for r in facts.ray.values()),
+            default=0,
+        ),
+        "ray_pods_seen": len(_ray_pods(facts)),
         "ray_unmatched_node_pins": _ray_unmatched_node_pins(facts),
         "ray_fractional_gpu_actors": sum(
             r.data["fractional_gpu_actors"] for r in facts.ray.values()
@@ -296,6 +236,7 @@ def cluster_subject(facts: Facts) -> Subject:
     signatures = sorted({o.signature for o in [*facts.observations, *facts.cluster.observations]})
     data = {
         "k8s_collected": bool(pods or nodes),
+        "pods_seen": len(pods),
         "gpu_nodes": sum(1 for n in nodes if n["gpu_capacity"] > 0),
         "gpu_labelled_nodes_without_gpus": [
             n["name"] for n in nodes if n["looks_like_gpu_node"] and n["gpu_capacity"] == 0

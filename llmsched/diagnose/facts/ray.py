@@ -39,8 +39,8 @@ def ray_base(address: str | None) -> dict[str, Any]:
         "unfulfilled_requests": [],
         "gcs_ips": [],  # the address a driver connected to (`Connecting to existing Ray cluster`)
         # set by the cross-layer join (_ray_cluster_keys) once pods and nodes are known
-        "gpu_blind_nodes": [],
-        "gpu_overcount": [],
+        "name": None,
+        "node_pods": [],  # each Ray node with its pod and Kubernetes node (joins.py)
     }
 
 
