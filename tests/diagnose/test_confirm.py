@@ -12,6 +12,7 @@ from llmsched.engine.spec import ConfirmSpec
 from llmsched.model import Finding, Layer, Severity, Subject
 from llmsched.snapshot import Snapshot, VllmEndpoint
 
+
 def plan(code: str) -> ConfirmSpec | None:
     """The `confirm:` of a built-in rule, as its file says."""
     return next(s for s in load_rules(kind="diagnose") if s.code == code).confirm
