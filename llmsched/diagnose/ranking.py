@@ -157,6 +157,7 @@ class DiagnoseEvaluator:
         facts: Facts,
     ) -> None:
         spec = rule.spec
+        activation.with_variable("params", spec.params)  # the rule's thresholds, for its CEL
         try:
             if rule.check is not None:
                 found = _run_check(rule.check, variables, spec.params)

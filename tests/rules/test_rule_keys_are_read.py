@@ -4,7 +4,8 @@ A key can look meaningful and do nothing (the diagnose rules once carried `remed
 loader parsed and no code read). Three ways a key must be used:
 - the loader consumes it (every key of the file, and of its nested mappings, is looked up);
 - the parsed field is read by code outside the parser (an attribute access in `llmsched/`);
-- a `params:` key is named by the check (lint or diagnose) the rule runs.
+- a `params:` key is named by the check (lint or diagnose) the rule runs, or, in a diagnose
+  rule's CEL, read as `params.<key>`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,15 +105,25 @@ def _strings_in(function: Any) -> set[str]:
     }
 
 
+def _cel_of(data: dict[str, Any]) -> str:
+    texts = [data.get("when"), data.get("symptom"), data.get("messageExpression")]
+    texts += [v["expression"] for v in data.get("variables", [])]
+    for validation in data.get("validations", []):
+        texts += [validation["expression"], validation.get("messageExpression")]
+    texts += list((data.get("evidence") or {}).values())
+    return "\n".join(t for t in texts if t)
+
+
 @pytest.mark.parametrize("path", RULE_FILES, ids=lambda p: p.stem)
-def test_every_param_is_named_by_its_check(path: Path) -> None:
+def test_every_param_is_read_by_its_check_or_its_cel(path: Path) -> None:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     params = data.get("params") or {}
-    if not params:
-        return
-    assert "check" in data, "params without a check: nothing reads them"
-    checks = all_checks() if data["kind"] == "lint" else all_diagnose_checks()
-    named = _strings_in(checks[data["check"]])
+    if "check" in data:
+        checks = all_checks() if data["kind"] == "lint" else all_diagnose_checks()
+        named = _strings_in(checks[data["check"]])
+    else:
+        assert data["kind"] == "diagnose" or not params, "lint CEL rules have no params"
+        named = set(re.findall(r"\bparams\.(\w+)", _cel_of(data)))
     assert sorted(set(params) - named) == []
 
 
