@@ -144,6 +144,9 @@ class DiagnoseEvaluator:
                     "cluster": cluster,
                     "signatures": subject.signatures,
                 }
+                if scope == "cluster":  # one subject: its rules may read every pod and node
+                    variables["pods"] = [p.data for p in facts.pods.values()]
+                    variables["nodes"] = [n.data for n in facts.nodes.values()]
                 activation = Activation(variables, self.functions)
                 for rule in rules:
                     self._evaluate(rule, subject, variables, activation, facts)

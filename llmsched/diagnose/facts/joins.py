@@ -238,16 +238,7 @@ def cluster_subject(facts: Facts) -> Subject:
         "k8s_collected": bool(pods or nodes),
         "pods_seen": len(pods),
         "gpu_nodes": sum(1 for n in nodes if n["gpu_capacity"] > 0),
-        "gpu_labelled_nodes_without_gpus": [
-            n["name"] for n in nodes if n["looks_like_gpu_node"] and n["gpu_capacity"] == 0
-        ],
         "gpus_allocatable": sum(n["gpu_allocatable"] for n in nodes),
-        "pending_gpu_pods": [
-            p["name"]
-            for p in pods
-            if p["phase"] == "Pending"
-            and (p["gpu_limit"] or "k8s.pending.insufficient-gpu" in p["signatures"])
-        ],
         "ray_pods_gpu_limits": sum(p["gpu_limit"] for p in ray_pods),
         "ray_pods_running": len(ray_pods),
         "ray_pending_pods": [p["name"] for p in pods if p["is_ray"] and p["phase"] == "Pending"],
@@ -273,7 +264,17 @@ def cluster_subject(facts: Facts) -> Subject:
         "signatures": signatures,
         **_ray_cluster_keys(facts),
         "k8s_nodes": [
-            {k: n[k] for k in ("name", "labels", "gpu_product", "gpu_capacity", "taints")}
+            {
+                k: n[k]
+                for k in (
+                    "name",
+                    "labels",
+                    "gpu_product",
+                    "gpu_capacity",
+                    "taints",
+                    "looks_like_gpu_node",
+                )
+            }
             for n in nodes
         ],
         "k8s_nccl_shm_failures": [
@@ -285,12 +286,6 @@ def cluster_subject(facts: Facts) -> Subject:
             }
             for o in facts.observations
             if o.signature == "nccl.shm-failure"
-        ],
-        "gpu_device_plugin_pods": [
-            {"name": p["name"], "node": p["node"], "phase": p["phase"]}
-            for p in pods
-            if "device-plugin" in p["name"]
-            or any("k8s-device-plugin" in image for image in p["images"])
         ],
     }
     return Subject("cluster", "cluster", data, list(facts.cluster.observations))
