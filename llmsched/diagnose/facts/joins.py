@@ -8,9 +8,9 @@ from typing import Any
 
 from llmsched.diagnose.facts.pods import scheduling
 from llmsched.diagnose.facts.subjects import Facts, Subject
+from llmsched.engine.functions.diag_ray import IPV4
 from llmsched.snapshot import safe_name
 
-_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 # engine arguments a metrics-only endpoint can borrow from the same server's logs
 _VLLM_CONFIG_KEYS = ("max_num_seqs", "max_model_len", "max_num_batched_tokens", "version")
 
@@ -187,17 +187,16 @@ def _node_pins(data: Mapping[str, Any]) -> list[str]:
     return sorted({f for f in found if f != "node:__internal_head__"})
 
 
-def _ray_unmatched_node_pins(facts: Facts) -> list[dict[str, Any]]:
+def _ray_node_pins(facts: Facts) -> list[dict[str, Any]]:
+    """Each `node:<x>` resource a Ray cluster's demands ask for, with the IPs of its nodes."""
     out = []
     for key, subject in facts.ray.items():
-        ips = sorted({str(n["ip"]) for n in subject.data["nodes"] if _IPV4.match(str(n["ip"]))})
+        ips = sorted({str(n["ip"]) for n in subject.data["nodes"] if IPV4.match(str(n["ip"]))})
         # no node list pasted: the GCS address the driver joined is the one Ray IP shown, and
         # vLLM's driver (which pins `node:<its IP>`) normally runs on that head node
         ips = ips or sorted(set(subject.data.get("gcs_ips") or []))
         for pin in _node_pins(subject.data):
-            target = pin.removeprefix("node:")
-            if (ips and target not in ips) or not _IPV4.match(target):
-                out.append({"ray_cluster": key.removeprefix("ray:"), "resource": pin, "ips": ips})
+            out.append({"ray_cluster": key.removeprefix("ray:"), "resource": pin, "ips": ips})
     return out
 
 
@@ -216,7 +215,7 @@ def _ray_cluster_keys(facts: Facts) -> dict[str, Any]:
             default=0,
         ),
         "ray_pods_seen": len(_ray_pods(facts)),
-        "ray_unmatched_node_pins": _ray_unmatched_node_pins(facts),
+        "ray_node_pins": _ray_node_pins(facts),
         "ray_fractional_gpu_actors": sum(
             r.data["fractional_gpu_actors"] for r in facts.ray.values()
         ),
