@@ -228,10 +228,6 @@ def cluster_subject(facts: Facts) -> Subject:
     ray_pods = [p for p in pods if p["is_ray"] and p["phase"] == "Running"]
     ray_views = [r.data for r in facts.ray.values()]
     ray_gpus = [r["gpus_total"] for r in ray_views if r["gpus_total"] is not None]
-    products_by_owner: dict[str, set[str]] = {}
-    for pod in pods:
-        if pod["gpu_product"] and pod["gpu_limit"]:
-            products_by_owner.setdefault(pod["owner"], set()).add(pod["gpu_product"])
     signatures = sorted({o.signature for o in [*facts.observations, *facts.cluster.observations]})
     data = {
         "k8s_collected": bool(pods or nodes),
@@ -244,9 +240,6 @@ def cluster_subject(facts: Facts) -> Subject:
         "ray_collected": bool(ray_views),
         "ray_gpus_total": sum(ray_gpus) if ray_gpus else None,
         "ray_pending_gpu_demand": sum(r["pending_gpu_demand"] for r in ray_views),
-        "mixed_gpu_products": {
-            owner: sorted(p) for owner, p in products_by_owner.items() if len(p) > 1
-        },
         "vllm_versions": sorted(
             {str(e.data["version"]) for e in facts.endpoints.values() if e.data.get("version")}
         ),
