@@ -139,7 +139,7 @@ class DiagnoseEvaluator:
             by_scope.setdefault(rule.spec.scope, []).append(rule)
         for scope, rules in by_scope.items():
             for subject in facts.subjects(scope):
-                variables = {
+                variables: dict[str, Any] = {
                     SCOPE_VARIABLE[scope]: subject.data,
                     "cluster": cluster,
                     "signatures": subject.signatures,
