@@ -19,6 +19,7 @@ from llmsched.diagnose.facts import Facts, Subject
 from llmsched.engine.cel import Activation, EvaluationError, compile_expression
 from llmsched.engine.functions import all_functions
 from llmsched.engine.spec import RuleSpec
+from llmsched.engine.template import Template, compile_template
 from llmsched.errors import RuleError
 from llmsched.model import Evidence, Finding, Location, NotEvaluated
 from llmsched.model import Subject as FindingSubject
@@ -47,7 +48,8 @@ class CompiledDiagnoseRule:
     spec: RuleSpec
     symptom: Any | None  # a CEL symptom, or
     check: DiagnoseCheck | None  # a named check
-    message: Any | None
+    message: Any | None  # messageExpression, or
+    template: Template | None  # message: text with {CEL} placeholders
     evidence: tuple[tuple[str, Any], ...]
 
 
@@ -69,6 +71,7 @@ def compile_diagnose(specs: Sequence[RuleSpec]) -> list[CompiledDiagnoseRule]:
                 message=compile_expression(spec.message_expression, spec.path)
                 if spec.message_expression
                 else None,
+                template=compile_template(spec.message, spec.path) if spec.message else None,
                 evidence=tuple(
                     (k, compile_expression(v, spec.path)) for k, v in spec.evidence.items()
                 ),
@@ -167,11 +170,14 @@ class DiagnoseEvaluator:
                 if found is None:
                     return
                 activation.with_variable("found", found)
-                message = spec.message.format(**found) if spec.message else spec.summary
             elif not activation.evaluate(rule.symptom):
                 return
+            if rule.template is not None:
+                message = rule.template.render(activation)
+            elif rule.message is not None:
+                message = str(activation.evaluate(rule.message))
             else:
-                message = str(activation.evaluate(rule.message)) if rule.message else spec.summary
+                message = spec.summary
             evidence = []
             for key, program in rule.evidence:
                 try:

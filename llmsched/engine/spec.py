@@ -81,7 +81,7 @@ class RuleSpec:
     symptom: str | None = None
     evidence: dict[str, str] = field(default_factory=dict)
     message_expression: str | None = None
-    message: str | None = None  # diagnose: a template filled with its check's values
+    message: str | None = None  # diagnose: a template with {CEL} placeholders (engine/template.py)
     next_steps: str | None = None
     aliases: tuple[str, ...] = ()
     examples: dict[str, str] = field(default_factory=dict)

@@ -25,6 +25,7 @@ from llmsched.diagnose.checks import all_diagnose_checks
 from llmsched.engine import spec as spec_module
 from llmsched.engine.checks import all_checks
 from llmsched.engine.spec import ConfirmSpec, RuleSpec, Validation
+from llmsched.engine.template import split_template
 
 ROOT = Path(__file__).resolve().parents[2]
 RULE_FILES = sorted((ROOT / "rules").glob("*/*.yaml"))
@@ -111,6 +112,8 @@ def _cel_of(data: dict[str, Any]) -> str:
     for validation in data.get("validations", []):
         texts += [validation["expression"], validation.get("messageExpression")]
     texts += list((data.get("evidence") or {}).values())
+    if data.get("message"):
+        texts += [t for is_cel, t in split_template(data["message"], "rule") if is_cel]
     return "\n".join(t for t in texts if t)
 
 

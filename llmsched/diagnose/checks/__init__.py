@@ -2,9 +2,9 @@
 
 A diagnose rule names one with `check: <name>` instead of a CEL `symptom`. The function takes
 the subject's variables (the same plain dicts CEL sees: `ray`, `pod`, `cluster`, ...) and the
-rule's `params`, and returns the values its `message:` template is filled with when the
-symptom holds, or None when it does not. The values are also the CEL variable `found`, for
-the rule's `evidence:` expressions.
+rule's `params`, and returns what it found when the symptom holds (None when it does not):
+the CEL variable `found`, which the rule's `message:` template (`{found.reasons_text}`) and
+its `evidence:` expressions read.
 """
 
 from __future__ import annotations

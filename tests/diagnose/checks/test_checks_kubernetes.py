@@ -31,8 +31,7 @@ def test_pending_gpu_pods_and_a_gpu_node_advertising_none() -> None:
     found = run([pod("vllm-0", "Pending", 1), pod("web", "Running")],
                 [node("gpu-1", 0), node("gpu-2", 4), node("cpu-1", 0, gpu_labels=False)])
     assert found is not None
-    message = "{pods_text}{nodes_text}{errors_text}".format(**found)
-    assert message == ("pod(s) vllm-0 wait for nvidia.com/gpu but GPU node(s) gpu-1 advertise "
+    assert found["pods_text"] + found["nodes_text"] + found["errors_text"] == ("pod(s) vllm-0 wait for nvidia.com/gpu but GPU node(s) gpu-1 advertise "
                        "0 nvidia.com/gpu (1 node(s) advertise any)")
     assert found["nodes_without_gpus"] == ["gpu-1"]
 
