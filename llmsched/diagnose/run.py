@@ -17,7 +17,7 @@ from llmsched.diagnose.verdict import verdict
 from llmsched.engine.evaluate import select_rules
 from llmsched.engine.loader import load_rules
 from llmsched.engine.spec import ConfirmSpec
-from llmsched.model import Finding, InputError, Location, Report
+from llmsched.model import Finding, InputError, Location, Report, ReportKind
 from llmsched.snapshot import Snapshot
 
 # a finding, the facts it was judged on, its rule's `confirm:` -> the confirmation
@@ -92,8 +92,6 @@ def run_diagnose(
         errors=[*sniffed.errors, *lint_errors],
         rules=[s.info for s in specs],
         stats={
-            "command": "diagnose",
-            "layout": "story",
             "sources": sources,
             "ranking": [
                 {
@@ -106,6 +104,7 @@ def run_diagnose(
             ],
         },
         verdict=verdict(ranked),
+        kind=ReportKind.diagnose,
     )
 
 

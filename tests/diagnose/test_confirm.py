@@ -3,7 +3,6 @@ replay, and the remedy (fewer concurrent sequences) removes it."""
 
 from __future__ import annotations
 
-from llmsched.collect.vllm_metrics import normalise
 from llmsched.diagnose.confirm import confirm_by_replay
 from llmsched.diagnose.facts import build_facts
 from llmsched.diagnose.run import run_diagnose
@@ -11,6 +10,7 @@ from llmsched.engine.loader import load_rules
 from llmsched.engine.spec import ConfirmSpec
 from llmsched.model import Finding, Layer, Severity, Subject
 from llmsched.snapshot import Snapshot, VllmEndpoint
+from llmsched.snapshot.vllm_exposition import normalise
 
 
 def plan(code: str) -> ConfirmSpec | None:

@@ -94,6 +94,8 @@ def _from_snapshot(facts: Facts, snapshot: Snapshot) -> None:
             for engine in endpoint.metrics.engines.values():
                 merge_engine_metrics(data, engine)
             data["metrics_generation"] = endpoint.metrics.generation
+            data["metrics_interval_s"] = endpoint.metrics.interval_s
+        data["metrics_scrapes"] = list(endpoint.scrapes)
         version = endpoint.version
         if isinstance(version, Mapping):
             data["version"] = version.get("version")

@@ -6,10 +6,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from llmsched.collect.vllm_metrics import normalise
 from llmsched.diagnose.evidence import MetricsEvidence, Observation
 from llmsched.diagnose.facts.subjects import Facts, Subject
 from llmsched.snapshot import EngineMetrics
+from llmsched.snapshot.vllm_exposition import normalise
 
 # the engine refused to start: the KV cache cannot be sized (DVLLM07)
 VLLM_STARTUP_ERRORS = (
@@ -79,6 +79,8 @@ def endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "requests_repreempted": None,  # finished requests preempted 3 times or more
         "waiting_first": None,  # first sample (log line or scrape), to tell growth
         "kv_usage_first": None,
+        "metrics_scrapes": [],  # the raw /metrics texts, for the replay's workload estimate
+        "metrics_interval_s": None,
     }
 
 
