@@ -13,8 +13,10 @@ from llmsched.config import Config
 from llmsched.diagnose.evidence import SniffResult
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
+from llmsched.diagnose.sniff import sniff_paths
 from llmsched.diagnose.verdict import verdict
 from llmsched.engine.evaluate import select_rules
+from llmsched.engine.lint import run_lint
 from llmsched.engine.loader import load_rules
 from llmsched.engine.spec import ConfirmSpec
 from llmsched.model import Finding, InputError, Location, Report, ReportKind
@@ -26,8 +28,6 @@ Confirm = Callable[[Finding, Facts, "ConfirmSpec | None"], "dict[str, Any] | Non
 
 def _lint_manifests(sniffed: SniffResult, config: Config) -> tuple[list[Finding], list[InputError]]:
     """Manifests among the evidence are linted; their findings join the report."""
-    from llmsched.engine.lint import run_lint
-
     paths = list(sniffed.manifests)
     findings: list[Finding] = []
     errors: list[InputError] = []
@@ -56,8 +56,6 @@ def run_diagnose(
     config: Config | None = None,
     confirm: Confirm | None = None,
 ) -> Report:
-    from llmsched.diagnose.sniff import sniff_paths
-
     config = config or Config()
     sniffed = sniff_paths(paths, stdin) if paths else SniffResult()
     snapshot = _merge_snapshots(snapshots)
