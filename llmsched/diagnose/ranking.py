@@ -9,16 +9,19 @@ Ray worker explains Ray's pending demand). Rules never do I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from llmsched.config import Config
+from llmsched.diagnose.checks import DiagnoseCheck, all_diagnose_checks
 from llmsched.diagnose.facts import Facts, Subject
 from llmsched.engine.cel import Activation, EvaluationError, compile_expression
 from llmsched.engine.functions import all_functions
 from llmsched.engine.spec import RuleSpec
-from llmsched.model import Evidence, Finding, Layer, NotEvaluated
+from llmsched.engine.template import Template, compile_template
+from llmsched.errors import RuleError
+from llmsched.model import Evidence, Finding, Location, NotEvaluated
 from llmsched.model import Subject as FindingSubject
 
 SCOPE_VARIABLE = {
@@ -43,23 +46,32 @@ class RankedFinding:
 @dataclass
 class CompiledDiagnoseRule:
     spec: RuleSpec
-    symptom: Any
-    message: Any | None
+    symptom: Any | None  # a CEL symptom, or
+    check: DiagnoseCheck | None  # a named check
+    message: Any | None  # messageExpression, or
+    template: Template | None  # message: text with {CEL} placeholders
     evidence: tuple[tuple[str, Any], ...]
 
 
 def compile_diagnose(specs: Sequence[RuleSpec]) -> list[CompiledDiagnoseRule]:
+    checks = all_diagnose_checks()
     out = []
     for spec in specs:
-        if not spec.symptom:
+        if spec.check is not None and spec.check not in checks:
+            raise RuleError(
+                f"rule {spec.code} names unknown diagnose check {spec.check!r}", Location(spec.path)
+            )
+        if not spec.symptom and spec.check is None:
             continue
         out.append(
             CompiledDiagnoseRule(
                 spec=spec,
-                symptom=compile_expression(spec.symptom, spec.path),
+                symptom=compile_expression(spec.symptom, spec.path) if spec.symptom else None,
+                check=checks[spec.check] if spec.check else None,
                 message=compile_expression(spec.message_expression, spec.path)
                 if spec.message_expression
                 else None,
+                template=compile_template(spec.message, spec.path) if spec.message else None,
                 evidence=tuple(
                     (k, compile_expression(v, spec.path)) for k, v in spec.evidence.items()
                 ),
@@ -106,6 +118,15 @@ def _quotes(rule: RuleSpec, subject: Subject, facts: Facts) -> tuple[Evidence, .
     return tuple(quotes)
 
 
+def _run_check(
+    check: DiagnoseCheck, variables: Mapping[str, Any], params: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    try:
+        return check(variables, params)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise EvaluationError(f"{type(exc).__name__}: {exc}") from None
+
+
 class DiagnoseEvaluator:
     def __init__(self, rules: Sequence[CompiledDiagnoseRule], config: Config):
         self.rules = rules
@@ -121,23 +142,42 @@ class DiagnoseEvaluator:
             by_scope.setdefault(rule.spec.scope, []).append(rule)
         for scope, rules in by_scope.items():
             for subject in facts.subjects(scope):
-                variables = {
+                variables: dict[str, Any] = {
                     SCOPE_VARIABLE[scope]: subject.data,
                     "cluster": cluster,
                     "signatures": subject.signatures,
                 }
+                if scope == "cluster":  # one subject: its rules may read every pod and node
+                    variables["pods"] = [p.data for p in facts.pods.values()]
+                    variables["nodes"] = [n.data for n in facts.nodes.values()]
                 activation = Activation(variables, self.functions)
                 for rule in rules:
-                    self._evaluate(rule, subject, activation, facts)
+                    self._evaluate(rule, subject, variables, activation, facts)
 
     def _evaluate(
-        self, rule: CompiledDiagnoseRule, subject: Subject, activation: Activation, facts: Facts
+        self,
+        rule: CompiledDiagnoseRule,
+        subject: Subject,
+        variables: Mapping[str, Any],
+        activation: Activation,
+        facts: Facts,
     ) -> None:
         spec = rule.spec
+        activation.with_variable("params", spec.params)  # the rule's thresholds, for its CEL
         try:
-            if not activation.evaluate(rule.symptom):
+            if rule.check is not None:
+                found = _run_check(rule.check, variables, spec.params)
+                if found is None:
+                    return
+                activation.with_variable("found", found)
+            elif not activation.evaluate(rule.symptom):
                 return
-            message = str(activation.evaluate(rule.message)) if rule.message else spec.summary
+            if rule.template is not None:
+                message = rule.template.render(activation)
+            elif rule.message is not None:
+                message = str(activation.evaluate(rule.message))
+            else:
+                message = spec.summary
             evidence = []
             for key, program in rule.evidence:
                 try:
@@ -196,18 +236,3 @@ def rank(ranked: list[RankedFinding], specs: dict[str, RuleSpec]) -> list[Ranked
             str(r.finding.subject),
         ),
     )
-
-
-def verdict(ranked: list[RankedFinding]) -> dict[str, Any] | None:
-    if not ranked:
-        return None
-    top = ranked[0]
-    layer: Layer = top.finding.layer
-    others = {r.finding.layer for r in ranked[1:] if r.confidence >= top.confidence * 0.8}
-    confidence = top.confidence if not (others - {layer}) else top.confidence * 0.85
-    return {
-        "layer": layer.value,
-        "rule": top.finding.rule,
-        "confidence": round(confidence, 2),
-        "summary": top.finding.message,
-    }
