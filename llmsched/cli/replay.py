@@ -165,7 +165,7 @@ def replay(
         )
         return
 
-    from llmsched.replay.fast_engine import run_fast
+    from llmsched.replay.fast import run_fast
     from llmsched.replay.workload import parse_config
 
     cfg = parse_config(
@@ -177,7 +177,7 @@ def replay(
     keep = step_log is not None
     typer.echo(f"replaying {len(trace_obj)} requests...", err=True)
     if engine == "v0":
-        from llmsched.replay.v0_scheduler import V0Options, run_v0
+        from llmsched.replay.v0 import V0Options, run_v0
 
         options = V0Options(
             preemption_mode=preemption_mode,
@@ -245,7 +245,7 @@ def _v0_cpu_blocks(
         )
     from llmsched.knowledge.kv_capacity import kv_bytes_per_token, kv_heads_per_gpu
     from llmsched.knowledge.models import require_model
-    from llmsched.replay.v0_scheduler import cpu_blocks_for_swap_space
+    from llmsched.replay.v0 import cpu_blocks_for_swap_space
 
     spec = require_model(model_name)
     tp = int(setup.explicit.get("tensor_parallel_size") or 1) if setup else 1

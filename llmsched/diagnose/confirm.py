@@ -77,7 +77,7 @@ def _setup(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], lis
 
 def _replay(config: Mapping[str, Any], workload: Mapping[str, Any]) -> dict[str, Any]:
     from llmsched.replay.config import SchedulerConfig
-    from llmsched.replay.fast_engine import run_fast
+    from llmsched.replay.fast import run_fast
     from llmsched.replay.workload import LengthDist, WorkloadSpec, generate_workload
 
     cap = int(config["max_model_len"])

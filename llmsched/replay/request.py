@@ -69,8 +69,8 @@ class Request:
     num_computed_tokens: int = 0
     num_output_tokens: int = 0
     num_preemptions: int = 0
-    # Position in the trace; breaks every remaining tie the way file order does.
-    index: int = 0
+    # Place in submission order (the trace's order).
+    arrival_seq: int = 0
     _hash_cache: list[BlockHash] = field(default_factory=list, repr=False)
 
     @property

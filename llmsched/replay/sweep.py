@@ -69,7 +69,7 @@ class SweepJob:
 
 def run_point(job: SweepJob) -> dict[str, Any]:
     from llmsched.replay.derive import derive_config, split_overrides
-    from llmsched.replay.fast_engine import run_fast
+    from llmsched.replay.fast import run_fast
     from llmsched.replay.workload import parse_config
 
     config_over, engine_over = split_overrides(job.overrides, CONFIG_KEYS)

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from llmsched.errors import LlmschedError
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.engine import check_fits, make_request, rejection_reason, run_reference
-from llmsched.replay.fast_engine import run_fast
-from llmsched.replay.kv_cache_manager import KVCacheManager
+from llmsched.replay.fast import run_fast
+from llmsched.replay.kv_cache_manager import BlockKVCacheManager
+from llmsched.replay.loop import check_fits, make_request, rejection_reason
+from llmsched.replay.reference import run_reference
 from llmsched.replay.request import TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 from llmsched.replay.scheduler import Scheduler
@@ -65,7 +66,7 @@ def traces(draw: st.DrawFn) -> list[TraceRequest]:
 def check_invariants(sched: Scheduler, scheduled: dict[str, int]) -> None:
     cfg = sched.config
     kv = sched.kv_cache_manager
-    assert isinstance(kv, KVCacheManager)
+    assert isinstance(kv, BlockKVCacheManager)
     pool = kv.block_pool
     assert sum(scheduled.values()) <= cfg.max_num_batched_tokens
     assert len(sched.running) <= cfg.max_num_seqs

@@ -5,8 +5,8 @@ from __future__ import annotations
 from replay_helpers import trace_requests
 
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.engine import run_reference
-from llmsched.replay.fast_engine import run_fast
+from llmsched.replay.fast import run_fast
+from llmsched.replay.reference import run_reference
 from llmsched.replay.request import TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 

@@ -8,7 +8,7 @@ import pytest
 from replay_helpers import GOLDEN
 
 from llmsched.replay.cost_model import RooflineCostModel
-from llmsched.replay.engine import StepShape
+from llmsched.replay.loop import StepShape
 from llmsched.replay.sweep import SweepJob, grid_points, parse_sweep, run_sweep
 from llmsched.replay.workload import load_trace
 
