@@ -68,12 +68,11 @@ def check_fits(requests: Iterable[TraceRequest], config: SchedulerConfig, path: 
 
 
 def make_request(req: TraceRequest, index: int, config: SchedulerConfig) -> Request:
-    """`index` is the request's place in submission order (see `Request.arrival_seq`)."""
+    """`index` is the request's place in submission order (`Request.priority_key`)."""
     return Request(
         request_id=req.request_id,
         num_prompt_tokens=req.prompt_len,
         max_tokens=max_output_tokens(req, config),
-        arrival_time=req.arrival_time if req.arrival_time is not None else float(req.arrival_step),
         priority=req.priority,
         prefix_group=req.prefix_group,
         prefix_len=req.prefix_len,

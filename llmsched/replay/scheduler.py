@@ -99,7 +99,7 @@ class Scheduler:
                 if new_blocks is not None:
                     break
                 if self.policy is SchedulingPolicy.PRIORITY:
-                    victim = max(self.running, key=lambda r: (r.priority, r.arrival_time))
+                    victim = max(self.running, key=lambda r: r.priority_key)
                     self.running.remove(victim)
                     if victim.request_id in scheduled:
                         token_budget += scheduled.pop(victim.request_id)
