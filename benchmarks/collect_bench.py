@@ -22,7 +22,8 @@ sys.path.insert(0, str(HERE.parent))
 from fakes.kube_api import FakeKubeApi, FakeKubeState, write_kubeconfig  # noqa: E402
 from fakes.kube_fixture import ABSENT_CRDS, TOKEN, recorded_state  # noqa: E402
 
-from llmsched.collect.kubernetes import KubernetesCollector, connect  # noqa: E402
+from llmsched.collect.kube_connect import connect  # noqa: E402
+from llmsched.collect.kubernetes import KubernetesCollector  # noqa: E402
 from llmsched.snapshot import Snapshot  # noqa: E402
 
 

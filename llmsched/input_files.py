@@ -1,20 +1,51 @@
-"""Reading a user's input file, with the one-line errors the CLI shows."""
+"""Reading a user's input, with the one-line errors the CLI shows.
+
+Every reader of files the user names (manifests, traces, bundles, logs) goes through here:
+only regular files are read (a FIFO or ``/dev/zero`` is refused instead of hanging or
+filling memory), never more than a byte cap, and any failure is an `InputFileError` that
+names the file.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from llmsched.errors import InputFileError
 from llmsched.model import Location
 
+MAX_INPUT_BYTES = 64 * 1024 * 1024  # one input file; the CLI's --max-file-size overrides it
 
-def read_text(path: Path, what: str) -> str:
-    """The file's UTF-8 text; unreadable → `InputFileError("cannot read <what>: …")`."""
+
+def read_regular_bytes(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``; anything else is refused."""
+    where = Location(str(path))
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InputFileError(f"cannot read {what}: {exc.strerror or exc}", where) from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputFileError(f"cannot read {what}: not a regular file", where)
+        if info.st_size > max_bytes:
+            raise InputFileError(f"{what} is larger than {_size(max_bytes)}", where)
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:  # grew while we read it
+        raise InputFileError(f"{what} is larger than {_size(max_bytes)}", where)
+    return data
+
+
+def read_text(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """The file's UTF-8 text; unreadable → `InputFileError("cannot read <what>: …")`."""
+    data = read_regular_bytes(path, what, max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputFileError(f"cannot read {what}: {exc}", Location(str(path))) from None
 
 
@@ -27,3 +58,9 @@ def read_json(path: Path, what: str) -> tuple[Any, str]:
         raise InputFileError(
             f"invalid JSON: {exc.msg}", Location(str(path), exc.lineno, exc.colno)
         ) from None
+    except RecursionError:
+        raise InputFileError("invalid JSON: nested too deeply", Location(str(path))) from None
+
+
+def _size(limit: int) -> str:
+    return f"{limit / (1024 * 1024):g} MiB" if limit >= 1024 * 1024 else f"{limit} bytes"

@@ -194,6 +194,14 @@ class RuleInfo:
     references: tuple[str, ...] = ()
 
 
+class ReportKind(str, Enum):
+    """Which command made a report: it picks the text layout (a diagnose report is told as a
+    story) and whether the JSON carries a verdict."""
+
+    lint = "lint"
+    diagnose = "diagnose"
+
+
 @dataclass
 class Report:
     tool_version: str
@@ -203,6 +211,7 @@ class Report:
     rules: list[RuleInfo] = field(default_factory=list)  # the rules that ran
     stats: dict[str, Any] = field(default_factory=dict)  # files, objects, skipped kinds...
     verdict: dict[str, Any] | None = None  # diagnose only
+    kind: ReportKind = ReportKind.lint
 
     @property
     def active_findings(self) -> list[Finding]:
@@ -226,7 +235,7 @@ class Report:
         out: dict[str, Any] = {
             "tool": {"name": "llmsched", "version": self.tool_version},
         }
-        if self.verdict is not None or self.stats.get("command") == "diagnose":
+        if self.verdict is not None or self.kind is ReportKind.diagnose:
             out["verdict"] = self.verdict
         out.update(
             {

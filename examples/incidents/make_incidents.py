@@ -21,7 +21,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from llmsched.collect.vllm_metrics import normalise  # noqa: E402
 from llmsched.snapshot import (  # noqa: E402
     ContainerLog,
     KubernetesData,
@@ -32,6 +31,7 @@ from llmsched.snapshot import (  # noqa: E402
     Snapshot,
     VllmEndpoint,
 )
+from llmsched.snapshot.vllm_exposition import normalise  # noqa: E402
 
 AT = "2026-11-29T09:41:07Z"
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"

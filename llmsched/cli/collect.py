@@ -89,7 +89,7 @@ def collect(
 
     Exit 0 when at least one source was collected (failures are listed), 2 when none was.
     """
-    from llmsched.collect.kubernetes import kubeconfig_available
+    from llmsched.collect.kube_connect import kubeconfig_available
     from llmsched.collect.run import CollectRequest, collect_snapshot
     from llmsched.errors import LlmschedError
 

@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from llmsched.collect.kubernetes import KubeTarget, is_vllm_container
+from llmsched.collect.kube_connect import KubeTarget
+from llmsched.collect.kube_targets import is_vllm_container
 from llmsched.snapshot import KubernetesData, safe_name
 
 if TYPE_CHECKING:

@@ -12,15 +12,12 @@ every kind to time out.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from llmsched.collect.kube_connect import DEFAULT_TIMEOUT_S, KubeTarget
+from llmsched.collect.kube_targets import ALL_KINDS, Kind, log_targets
 from llmsched.collect.redact import Redactor
-from llmsched.errors import ConfigError, InputFileError
-from llmsched.model import Location
 from llmsched.snapshot import (
     PART_ABSENT,
     PART_ERROR,
@@ -33,89 +30,9 @@ from llmsched.snapshot import (
 )
 
 DEFAULT_PAGE_SIZE = 500
-DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_LOGS = 100
-SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class Kind:
-    """One resource to list: built-in (``api`` class + method names) or a CRD (group)."""
-
-    name: str  # plural; the key in KubernetesData.lists and the bundle file name
-    api: str = ""  # kubernetes.client class, for built-ins
-    namespaced_method: str | None = None
-    cluster_method: str = ""
-    group: str | None = None  # CRDs only
-    version: str | None = None
-    uses_selector: bool = True
-
-    @property
-    def is_crd(self) -> bool:
-        return self.group is not None
-
-
-BUILTIN_KINDS: tuple[Kind, ...] = (
-    Kind("pods", "CoreV1Api", "list_namespaced_pod", "list_pod_for_all_namespaces"),
-    Kind("nodes", "CoreV1Api", None, "list_node", uses_selector=False),
-    Kind(
-        "events",
-        "CoreV1Api",
-        "list_namespaced_event",
-        "list_event_for_all_namespaces",
-        uses_selector=False,
-    ),
-    Kind(
-        "events.k8s.io",
-        "EventsV1Api",
-        "list_namespaced_event",
-        "list_event_for_all_namespaces",
-        uses_selector=False,
-    ),
-    Kind(
-        "deployments",
-        "AppsV1Api",
-        "list_namespaced_deployment",
-        "list_deployment_for_all_namespaces",
-    ),
-    Kind(
-        "statefulsets",
-        "AppsV1Api",
-        "list_namespaced_stateful_set",
-        "list_stateful_set_for_all_namespaces",
-    ),
-    Kind(
-        "replicasets",
-        "AppsV1Api",
-        "list_namespaced_replica_set",
-        "list_replica_set_for_all_namespaces",
-    ),
-    Kind(
-        "horizontalpodautoscalers",
-        "AutoscalingV2Api",
-        "list_namespaced_horizontal_pod_autoscaler",
-        "list_horizontal_pod_autoscaler_for_all_namespaces",
-        uses_selector=False,
-    ),
-    Kind(
-        "persistentvolumeclaims",
-        "CoreV1Api",
-        "list_namespaced_persistent_volume_claim",
-        "list_persistent_volume_claim_for_all_namespaces",
-        uses_selector=False,
-    ),
-    Kind("services", "CoreV1Api", "list_namespaced_service", "list_service_for_all_namespaces"),
-)
-CRD_KINDS: tuple[Kind, ...] = (
-    Kind("rayclusters", group="ray.io", version="v1"),
-    Kind("rayservices", group="ray.io", version="v1"),
-    Kind("rayjobs", group="ray.io", version="v1"),
-    Kind("leaderworkersets", group="leaderworkerset.x-k8s.io", version="v1"),
-    Kind("inferenceservices", group="serving.kserve.io", version="v1beta1"),
-)
-ALL_KINDS = BUILTIN_KINDS + CRD_KINDS
 
 
 class ListFailed(Exception):
@@ -125,94 +42,6 @@ class ListFailed(Exception):
         super().__init__(message)
         self.status = status
         self.unreachable = unreachable
-
-
-@dataclass
-class KubeTarget:
-    """Where to connect: an ApiClient and what to say about it."""
-
-    api_client: Any
-    context: str | None
-    server: str
-    default_namespace: str
-    secrets: list[str] = field(default_factory=list)  # credentials to scrub everywhere
-
-
-def kubeconfig_available(kubeconfig: str | None) -> bool:
-    """Whether there is anything to connect with, without loading it."""
-    if kubeconfig:
-        return True
-    if os.environ.get("KUBECONFIG"):
-        return any(Path(p).exists() for p in os.environ["KUBECONFIG"].split(os.pathsep) if p)
-    if Path("~/.kube/config").expanduser().exists():
-        return True
-    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
-
-
-def connect(
-    kubeconfig: str | None = None, context: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
-) -> KubeTarget:
-    """Load a kubeconfig (or the in-cluster service account) into an ApiClient.
-
-    Bad usage (a missing file, an unknown context) raises LlmschedError subclasses.
-    """
-    import yaml
-    from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
-
-    configuration = client.Configuration()
-    use_in_cluster = (
-        not kubeconfig
-        and not os.environ.get("KUBECONFIG")
-        and not Path("~/.kube/config").expanduser().exists()
-        and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
-    )
-    context_name: str | None
-    if use_in_cluster:
-        try:
-            config.load_incluster_config(client_configuration=configuration)
-        except ConfigException as exc:
-            raise ConfigError(f"in-cluster configuration: {exc}") from None
-        context_name = "in-cluster"
-        try:
-            namespace = Path(SERVICE_ACCOUNT_NAMESPACE).read_text().strip() or "default"
-        except OSError:
-            namespace = "default"
-    else:
-        if kubeconfig and not Path(kubeconfig).is_file():
-            raise InputFileError("kubeconfig not found", Location(kubeconfig))
-        try:
-            contexts, active = config.list_kube_config_contexts(config_file=kubeconfig)
-            chosen = active
-            if context:
-                chosen = next((c for c in contexts if c.get("name") == context), None)
-                if chosen is None:
-                    names = ", ".join(sorted(str(c.get("name")) for c in contexts))
-                    raise ConfigError(f"context {context!r} not in kubeconfig (have: {names})")
-            config.load_kube_config(
-                config_file=kubeconfig,
-                context=context,
-                client_configuration=configuration,
-                persist_config=False,  # read-only: never write refreshed tokens back
-            )
-        except ConfigException as exc:
-            raise ConfigError(f"kubeconfig: {exc}") from None
-        except (yaml.YAMLError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            where = kubeconfig or "kubeconfig"
-            raise ConfigError(f"{where}: not a valid kubeconfig ({type(exc).__name__})") from None
-        context_name = (chosen or {}).get("name")
-        namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
-    configuration.retries = False  # one attempt per call; failures are recorded, not retried
-    secrets = [str(v) for v in configuration.api_key.values() if v]
-    if configuration.password:
-        secrets.append(str(configuration.password))
-    return KubeTarget(
-        api_client=client.ApiClient(configuration),
-        context=context_name,
-        server=str(configuration.host),
-        default_namespace=namespace,
-        secrets=secrets,
-    )
 
 
 class KubernetesCollector:
@@ -427,55 +256,6 @@ class KubernetesCollector:
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-def is_vllm_container(container: dict[str, Any], pod: dict[str, Any] | None = None) -> bool:
-    """A vLLM server: by image, command/args, or the ``app.kubernetes.io/name`` label."""
-    image = str(container.get("image", "")).lower()
-    argv = " ".join(
-        str(a) for a in (container.get("command") or []) + (container.get("args") or [])
-    )
-    if "vllm" in image.rsplit("/", 1)[-1] or "vllm/" in image:
-        return True
-    if "vllm serve" in argv or "vllm.entrypoints" in argv:
-        return True
-    labels = ((pod or {}).get("metadata") or {}).get("labels") or {}
-    return labels.get("app.kubernetes.io/name") == "vllm" and container.get("name") != "sidecar"
-
-
-def is_ray_container(container: dict[str, Any], pod: dict[str, Any] | None = None) -> bool:
-    """A Ray node container: KubeRay's labels on the pod, or a ``ray`` image/command."""
-    labels = ((pod or {}).get("metadata") or {}).get("labels") or {}
-    if "ray.io/node-type" in labels and container.get("name") in ("ray-head", "ray-worker"):
-        return True
-    image = str(container.get("image", "")).lower().rsplit("/", 1)[-1]
-    argv = " ".join(
-        str(a) for a in (container.get("command") or []) + (container.get("args") or [])
-    )
-    return image.startswith("ray:") or image == "ray" or "ray start" in argv
-
-
-def log_targets(pods: list[dict[str, Any]]) -> Any:
-    """(namespace, pod, container, previous) for the vLLM and Ray containers that have a
-    log: running or terminated now, plus the previous instance after a restart."""
-    for pod in pods:
-        meta = pod.get("metadata") or {}
-        spec = pod.get("spec") or {}
-        statuses = {
-            s.get("name"): s for s in (pod.get("status") or {}).get("containerStatuses") or []
-        }
-        for container in spec.get("containers") or []:
-            if not (is_vllm_container(container, pod) or is_ray_container(container, pod)):
-                continue
-            status = statuses.get(container.get("name")) or {}
-            state = status.get("state") or {}
-            namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
-            if "running" in state or "terminated" in state:
-                yield namespace, name, str(container["name"]), False
-            if int(status.get("restartCount") or 0) > 0 or "terminated" in (
-                status.get("lastState") or {}
-            ):
-                yield namespace, name, str(container["name"]), True
 
 
 def _api_reason(exc: Any) -> str:

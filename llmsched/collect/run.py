@@ -122,7 +122,8 @@ def _recorded_request(request: CollectRequest, redactor: Redactor) -> dict[str, 
 def _collect_kubernetes(
     request: CollectRequest, redactor: Redactor, say: Progress
 ) -> tuple[KubernetesData, Any]:
-    from llmsched.collect.kubernetes import KubernetesCollector, connect
+    from llmsched.collect.kube_connect import connect
+    from llmsched.collect.kubernetes import KubernetesCollector
 
     target = connect(request.kubeconfig, request.context, request.timeout_s)
     namespaces: list[str] | None

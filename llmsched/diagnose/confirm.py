@@ -18,7 +18,13 @@ from dataclasses import replace
 from typing import Any
 
 from llmsched.diagnose.facts import Facts, Subject
+from llmsched.errors import InputFileError
 from llmsched.model import Finding
+from llmsched.replay.config import SchedulerConfig
+from llmsched.replay.estimate import WorkloadEstimate, estimate, observe_rates, observe_scrapes
+from llmsched.replay.fast import run_fast
+from llmsched.replay.scrapes import bundle_pair, parse_pair
+from llmsched.replay.workload import generate_workload
 
 REPLAY_REQUESTS = 600
 DEFAULT_MAX_NUM_SEQS = 256
@@ -37,6 +43,31 @@ def _endpoint(finding: Finding, facts: Facts) -> Subject | None:
     return facts.endpoints.get(finding.subject.name)
 
 
+def workload_estimate(data: Mapping[str, Any]) -> WorkloadEstimate | str:
+    """The endpoint's workload by `llmsched.replay.estimate` (the one `replay
+    --workload-from-metrics` fits): from its two scrapes when the bundle has them, else from
+    the rates and mean lengths observed; or why none can be estimated."""
+    max_model_len = _number(data, "max_model_len")
+    pair = bundle_pair(
+        data.get("metrics_scrapes") or [], f"vllm/{data.get('name')}", data.get("metrics_interval_s")
+    )
+    try:
+        if pair is not None and pair.interval_s:
+            observed = observe_scrapes(parse_pair(pair), pair.interval_s)
+        else:
+            observed = observe_rates(
+                request_rate=_number(data, "request_rate"),
+                prompt_tokens_per_s=_number(data, "prompt_tps"),
+                generation_tokens_per_s=_number(data, "gen_tps"),
+                mean_prompt=_number(data, "mean_prompt_tokens"),
+                mean_output=_number(data, "mean_output_tokens"),
+            )
+        return estimate(observed, num_requests=REPLAY_REQUESTS, seed=0,
+                        max_model_len=int(max_model_len) if max_model_len else None)
+    except InputFileError as exc:
+        return f"the workload cannot be estimated: {exc.message}"
+
+
 def _setup(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[str]] | str:
     """(scheduler config, workload, assumptions), or why replay is not possible."""
     blocks = _number(data, "num_gpu_blocks")
@@ -44,17 +75,12 @@ def _setup(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], lis
         return "the KV-cache size is unknown (no vllm:cache_config_info, no '# GPU blocks' log line)"
     running = _number(data, "running_max") or _number(data, "running")
     gen_tps = _number(data, "gen_tps")
-    mean_prompt = _number(data, "mean_prompt_tokens")
-    mean_output = _number(data, "mean_output_tokens")
-    rate = _number(data, "request_rate")
-    prompt_tps = _number(data, "prompt_tps")
-    if rate is None and gen_tps and mean_output:
-        rate = gen_tps / mean_output
-    if mean_prompt is None and prompt_tps and rate:
-        mean_prompt = prompt_tps / rate
-    if not (rate and running and gen_tps and mean_prompt and mean_output):
-        return ("the workload cannot be estimated: needs the request rate or throughput and "
-                "mean prompt/output lengths (two /metrics scrapes, or stats lines plus histograms)")
+    if not (running and gen_tps):
+        return ("the replay clock is unknown: needs the running requests and the generation "
+                "throughput (two /metrics scrapes, or the engine's stats log lines)")
+    found = workload_estimate(data)
+    if isinstance(found, str):
+        return found
     assumptions = []
     max_num_seqs = _number(data, "max_num_seqs")
     if max_num_seqs is None:
@@ -62,34 +88,25 @@ def _setup(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], lis
         assumptions.append(f"max_num_seqs {DEFAULT_MAX_NUM_SEQS} (vLLM's default; not logged)")
     block_size = int(_number(data, "block_size") or DEFAULT_BLOCK_SIZE)
     batched = int(_number(data, "max_num_batched_tokens") or DEFAULT_BATCHED_TOKENS)
-    max_model_len = int(_number(data, "max_model_len") or max(8192, 8 * (mean_prompt + mean_output)))
+    spec = found.spec
+    max_model_len = spec.max_model_len or max(8192, spec.prompt.high + spec.output.high)
+    # Each running sequence gets one token per step: decode throughput says steps per second.
     steps_per_second = gen_tps / running
     config = {
         "num_gpu_blocks": int(blocks), "block_size": block_size, "max_num_seqs": int(max_num_seqs),
         "max_num_batched_tokens": max(batched, 1), "max_model_len": max_model_len,
         "enable_chunked_prefill": True, "enable_prefix_caching": False,
     }
-    workload = {"rate_per_step": rate / steps_per_second, "mean_prompt": mean_prompt,
-                "mean_output": mean_output, "requests_per_s": rate,
+    step_clock = replace(spec, rate=spec.rate / steps_per_second, wall_clock=False,
+                         max_model_len=max_model_len)
+    workload = {"spec": step_clock, "mean_prompt": spec.prompt.expected(),
+                "mean_output": spec.output.expected(), "requests_per_s": spec.rate,
                 "steps_per_s": steps_per_second}
     return config, workload, assumptions
 
 
 def _replay(config: Mapping[str, Any], workload: Mapping[str, Any]) -> dict[str, Any]:
-    from llmsched.replay.config import SchedulerConfig
-    from llmsched.replay.fast import run_fast
-    from llmsched.replay.workload import LengthDist, WorkloadSpec, generate_workload
-
-    cap = int(config["max_model_len"])
-    prompt_high = max(16, min(cap // 2, int(workload["mean_prompt"] * 6)))
-    output_high = max(16, min(cap - prompt_high, int(workload["mean_output"] * 6)))
-    spec = WorkloadSpec(
-        num_requests=REPLAY_REQUESTS, rate=float(workload["rate_per_step"]), arrival="poisson",
-        prompt=LengthDist(mean=float(workload["mean_prompt"]), high=prompt_high),
-        output=LengthDist(mean=float(workload["mean_output"]), high=output_high),
-        seed=0,
-    )
-    trace = generate_workload(spec)
+    trace = generate_workload(workload["spec"])
     result = run_fast(trace.requests, SchedulerConfig(**config))
     summary = result.summary()
     finished = max(summary["num_finished"], 1)

@@ -470,6 +470,8 @@ def _from_snapshot(facts: Facts, snapshot: Snapshot) -> None:
             for engine in endpoint.metrics.engines.values():
                 _merge_engine_metrics(data, engine)
             data["metrics_generation"] = endpoint.metrics.generation
+            data["metrics_interval_s"] = endpoint.metrics.interval_s
+        data["metrics_scrapes"] = list(endpoint.scrapes)
         version = endpoint.version
         if isinstance(version, Mapping):
             data["version"] = version.get("version")
@@ -1151,6 +1153,8 @@ def _endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "requests_repreempted": None,  # finished requests preempted 3 times or more
         "waiting_first": None,  # first sample (log line or scrape), to tell growth
         "kv_usage_first": None,
+        "metrics_scrapes": [],  # the raw /metrics texts, for the replay's workload estimate
+        "metrics_interval_s": None,
     }
 
 
@@ -1220,7 +1224,7 @@ def _add_metrics_endpoint(facts: Facts, evidence: MetricsEvidence) -> None:
         _merge_engine_metrics(data, engine)
     data["metrics_generation"] = evidence.metrics.generation
     if len(evidence.scrapes) >= 2:
-        from llmsched.collect.vllm_metrics import normalise
+        from llmsched.snapshot.vllm_exposition import normalise
 
         first = normalise([evidence.scrapes[0]], None)
         last = evidence.metrics

@@ -15,7 +15,7 @@ from llmsched.diagnose.evidence import SniffResult
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.engine.evaluate import select_rules
 from llmsched.engine.loader import load_rules
-from llmsched.model import Finding, InputError, Location, Report
+from llmsched.model import Finding, InputError, Location, Report, ReportKind
 from llmsched.snapshot import Snapshot
 
 Confirm = Callable[[Finding, Facts], "dict[str, Any] | None"]
@@ -87,8 +87,6 @@ def run_diagnose(
         errors=[*sniffed.errors, *lint_errors],
         rules=[s.info for s in specs],
         stats={
-            "command": "diagnose",
-            "layout": "story",
             "sources": sources,
             "ranking": [
                 {
@@ -101,6 +99,7 @@ def run_diagnose(
             ],
         },
         verdict=verdict(ranked),
+        kind=ReportKind.diagnose,
     )
 
 

@@ -68,7 +68,6 @@ def run_lint(paths: Sequence[str], config: Config, *, stdin: TextIO | None = Non
         is None
     }
     stats = {
-        "command": "lint",
         "files": len(manifests.files),
         "documents": manifests.documents,
         "objects": len(manifests.objects),

@@ -9,7 +9,7 @@ Escaping follows `@actions/core` (`toolkit/packages/core/src/command.ts`): data 
 from __future__ import annotations
 
 from llmsched.model import Finding, Location, Report, Severity
-from llmsched.render.text import format_confidence, summary_line
+from llmsched.render.frame import format_confidence, summary_line
 
 COMMANDS = {Severity.error: "error", Severity.warning: "warning", Severity.info: "notice"}
 

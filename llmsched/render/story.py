@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from llmsched.model import Finding, Layer, Report, Severity
+from llmsched.model import Finding, Layer, Report
+from llmsched.render.console import SEVERITY_STYLES, make_console
+from llmsched.render.frame import close_report, verdict_panel
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -16,27 +18,15 @@ LAYER_TITLES = {
     Layer.ray: "Ray / KubeRay — places tasks, actors and placement groups on workers",
     Layer.vllm: "vLLM — gives sequences KV-cache blocks, queues and preempts them",
 }
-SEVERITY_STYLES = {Severity.error: "bold red", Severity.warning: "yellow", Severity.info: "cyan"}
 MAX_QUOTES = 4
 
 
 def render_story(report: Report, *, color: bool = False, width: int | None = None) -> str:
-    from rich.console import Console
     from rich.text import Text
 
-    from llmsched.render.text import _verdict_panel, close_report
-
     buffer = io.StringIO()
-    console = Console(
-        file=buffer,
-        force_terminal=color,
-        width=width or 100,
-        no_color=not color,
-        highlight=False,
-        markup=False,
-        emoji=False,
-    )
-    console.print(_verdict_panel(report.verdict))
+    console = make_console(buffer, color, width or 100)
+    console.print(verdict_panel(report.verdict))
     console.print()
     ranking = {(r["rule"], r["subject"]): r for r in report.stats.get("ranking", [])}
     diagnosed = [f for f in report.active_findings if f.rule.startswith("D")]

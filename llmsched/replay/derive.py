@@ -13,16 +13,6 @@ from typing import Any
 from llmsched.errors import InputFileError
 from llmsched.model import Location
 
-# Engine arguments that change num_gpu_blocks, so a sweep over them re-derives it.
-CAPACITY_ARGS = (
-    "gpu_memory_utilization",
-    "tensor_parallel_size",
-    "pipeline_parallel_size",
-    "block_size",
-    "kv_cache_dtype",
-    "num_gpu_blocks_override",
-)
-
 
 @dataclass(frozen=True)
 class EngineSetup:
@@ -195,10 +185,6 @@ def derive_config(
     if threshold:
         out["long_prefill_token_threshold"] = int(threshold)
     return out
-
-
-def tp_of(setup: EngineSetup) -> int:
-    return int(setup.explicit.get("tensor_parallel_size") or 1)
 
 
 def split_overrides(

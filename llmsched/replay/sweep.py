@@ -176,21 +176,3 @@ def _run_ray(
     finally:
         if started:
             ray.shutdown()
-
-
-COMPARE_COLUMNS = (
-    ("total_steps", "steps"),
-    ("total_preemptions", "preempt"),
-    ("waiting.peak", "wait peak"),
-    ("kv_usage.mean", "kv mean"),
-    ("ttft_steps.p50", "ttft p50"),
-    ("ttft_steps.p99", "ttft p99"),
-    ("e2e_steps.p50", "e2e p50"),
-)
-
-
-def lookup(point: Mapping[str, Any], dotted: str) -> Any:
-    value: Any = point
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, Mapping) else None
-    return value

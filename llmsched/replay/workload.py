@@ -1,5 +1,5 @@
-"""Workloads: JSONL traces, scheduler configs, synthetic arrivals, and workloads estimated
-from vLLM metrics.
+"""Workloads: JSONL traces, scheduler configs and synthetic arrivals (workloads estimated
+from vLLM metrics: `llmsched.replay.estimate`).
 
 Every bad input raises `InputFileError` naming the file and line.
 """
@@ -440,44 +440,3 @@ def _parse_length(value: str) -> LengthDist:
         return LengthDist(kind="lognormal", mean=float(parts[1]), high=high)
     raise ValueError(f"length {value!r}: use N, uniform:LO:HI or lognormal:MEAN[:MAX]")
 
-
-# ---- workloads estimated from vLLM metrics ---------------------------------------------
-
-
-def estimate_workload_from_metrics(
-    before: Mapping[str, float],
-    after: Mapping[str, float],
-    interval_s: float,
-    num_requests: int = 1000,
-    seed: int = 0,
-) -> WorkloadSpec:
-    """A Poisson workload matching two scrapes of vLLM's counters, `interval_s` apart.
-
-    Keys are exposition names: `vllm:request_success_total`,
-    `vllm:prompt_tokens_total`, `vllm:generation_tokens_total` (counter deltas give the
-    request rate and mean lengths; histograms' `_sum`/`_count` work the same way).
-    """
-    if interval_s <= 0:
-        raise ValueError("interval_s must be > 0")
-
-    def delta(name: str) -> float:
-        return max(0.0, float(after.get(name, 0.0)) - float(before.get(name, 0.0)))
-
-    finished = delta("vllm:request_success_total") or delta("vllm:request_prompt_tokens_count")
-    if finished <= 0:
-        raise ValueError("no request finished between the two scrapes")
-    prompt_tokens = delta("vllm:prompt_tokens_total") or delta("vllm:request_prompt_tokens_sum")
-    gen_tokens = delta("vllm:generation_tokens_total") or delta(
-        "vllm:request_generation_tokens_sum"
-    )
-    mean_prompt = max(1.0, prompt_tokens / finished)
-    mean_output = max(1.0, gen_tokens / finished)
-    return WorkloadSpec(
-        num_requests=num_requests,
-        rate=finished / interval_s,
-        arrival="poisson",
-        prompt=LengthDist(mean=mean_prompt, high=max(16, int(mean_prompt * 8))),
-        output=LengthDist(mean=mean_output, high=max(16, int(mean_output * 8))),
-        wall_clock=True,
-        seed=seed,
-    )

@@ -10,7 +10,9 @@ from fakes.http_server import closed_port_url
 from fakes.kube_api import FakeKubeState, write_kubeconfig
 from fakes.kube_fixture import DATA, recorded_cluster, recorded_state
 
-from llmsched.collect.kubernetes import ALL_KINDS, KubernetesCollector, connect, log_targets
+from llmsched.collect.kube_connect import connect
+from llmsched.collect.kube_targets import ALL_KINDS, log_targets
+from llmsched.collect.kubernetes import KubernetesCollector
 from llmsched.errors import ConfigError, InputFileError
 from llmsched.snapshot import PART_ABSENT, PART_ERROR, PART_OK, STATE_FAILED, STATE_OK
 

@@ -16,8 +16,9 @@ from fakes.http_server import (
 from fakes.http_server import bump_sample as bump
 from prometheus_client.parser import text_string_to_metric_families
 
-from llmsched.collect.vllm_metrics import collect_vllm, endpoint_name, normalise
+from llmsched.collect.vllm_metrics import collect_vllm, endpoint_name
 from llmsched.snapshot import PART_ERROR, PART_OK, STATE_FAILED, STATE_OK, STATE_PARTIAL
+from llmsched.snapshot.vllm_exposition import normalise
 
 DATA = Path(__file__).parent / "data" / "vllm"
 V1 = (DATA / "sample_metrics_v1.txt").read_text()

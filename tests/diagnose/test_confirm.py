@@ -3,12 +3,12 @@ replay, and the remedy (fewer concurrent sequences) removes it."""
 
 from __future__ import annotations
 
-from llmsched.collect.vllm_metrics import normalise
 from llmsched.diagnose.confirm import confirm_by_replay
 from llmsched.diagnose.facts import build_facts
 from llmsched.diagnose.run import run_diagnose
 from llmsched.model import Finding, Layer, Severity, Subject
 from llmsched.snapshot import Snapshot, VllmEndpoint
+from llmsched.snapshot.vllm_exposition import normalise
 
 LABELS = 'engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"'
 

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from llmsched.diagnose.run import run_diagnose
+from llmsched.model import ReportKind
 
 DATA = Path(__file__).parent / "data"
 REAL_LINES = [
@@ -22,7 +23,7 @@ REAL_LINES = [
 
 def _diagnose(text: str) -> None:
     report = run_diagnose(paths=["-"], stdin=io.StringIO(text))
-    assert report.stats["command"] == "diagnose"
+    assert report.kind is ReportKind.diagnose
     if report.verdict is not None:
         assert report.verdict["layer"] in ("kubernetes", "ray", "vllm")
         assert 0.0 < report.verdict["confidence"] <= 1.0

@@ -1,8 +1,11 @@
 """`run_diagnose` on real incidents: evidence as reporters pasted it in public issue threads.
 
-Each `real_incidents/<name>.txt` is an excerpt of an issue (trimmed, otherwise as posted);
-`<name>.expect.yaml` names the thread, the cause the thread established, the layer at
-fault and the checklist rule (null when the checklist has no rule for that cause).
+Each `real_incidents/<name>.txt` is an excerpt of an issue or forum thread (trimmed,
+otherwise as posted); `<name>.expect.yaml` names the thread, the cause the thread
+established, the layer at fault and the checklist rule (null when the checklist has no rule
+for that cause). Cases with `added: held-out-2026-12` were collected without looking at the
+diagnose code; they measure how it generalises, so a wrong answer there is an expected
+failure, not a broken build.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from llmsched.diagnose.run import run_diagnose
 
 INCIDENTS = Path(__file__).resolve().parent / "real_incidents"
 LAYERS = {"kubernetes", "ray", "vllm"}
+HELD_OUT = "held-out-2026-12"
+KEYS = {"url", "cause", "layer", "rule", "acceptable_rules", "added"}
 # Incidents llmsched cannot judge yet. They must still not crash nor blame another layer;
 # a verdict that appears must be the expected one (the entry is then stale: remove it).
 KNOWN_GAPS = {
@@ -42,7 +47,9 @@ def test_every_incident_is_a_well_formed_case() -> None:
     assert len(incidents) >= 20
     for evidence in incidents:
         expect = _expectation(evidence)
-        assert str(expect["url"]).startswith("https://github.com/"), evidence.name
+        assert set(expect) <= KEYS, evidence.name
+        assert str(expect["url"]).startswith("https://"), evidence.name
+        assert expect.get("added", HELD_OUT) == HELD_OUT, evidence.name
         assert expect["cause"], evidence.name
         assert expect["layer"] in LAYERS, evidence.name
         assert isinstance(expect.get("acceptable_rules", []), list), evidence.name
@@ -54,6 +61,15 @@ def test_every_incident_is_a_well_formed_case() -> None:
 @pytest.mark.parametrize("evidence", _incidents(), ids=lambda p: p.stem)
 def test_diagnose_names_the_layer_and_rule_the_thread_established(evidence: Path) -> None:
     expect = _expectation(evidence)
+    try:
+        _assert_diagnosed(evidence, expect)
+    except AssertionError:
+        if expect.get("added") == HELD_OUT:
+            pytest.xfail("held-out incident (added 2026-12), not yet diagnosed correctly")
+        raise
+
+
+def _assert_diagnosed(evidence: Path, expect: dict[str, Any]) -> None:
     report = run_diagnose(paths=[str(evidence)])
     verdict = report.verdict
     if verdict is None and evidence.stem in KNOWN_GAPS:

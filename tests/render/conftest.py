@@ -181,7 +181,7 @@ def sample_report() -> Report:
             )
         ],
         rules=RULES,
-        stats={"command": "diagnose", "files": 2, "objects": 5},
+        stats={"files": 2, "objects": 5},
         verdict={
             "layer": "vllm",
             "rule": "VLLM003",

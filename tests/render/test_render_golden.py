@@ -7,12 +7,13 @@ After an intended change, rewrite the golden files with
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from llmsched.errors import ConfigError, LlmschedError
-from llmsched.model import Report
+from llmsched.model import Report, ReportKind
 from llmsched.render import FORMATS, render
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -29,13 +30,27 @@ def test_registry_has_the_five_formats() -> None:
     assert list(FORMATS) == ["text", "json", "sarif", "junit", "github"]
 
 
-@pytest.mark.parametrize("fmt", list(GOLDEN_FILES))
-def test_format_matches_golden_file(report: Report, fmt: str) -> None:
-    rendered = render(report, fmt)
-    golden = GOLDEN / GOLDEN_FILES[fmt]
+def assert_golden(rendered: str, name: str) -> None:
+    golden = GOLDEN / name
     if os.environ.get("LLMSCHED_UPDATE_GOLDEN"):
         golden.write_text(rendered, encoding="utf-8")
     assert rendered == golden.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt", list(GOLDEN_FILES))
+def test_format_matches_golden_file(report: Report, fmt: str) -> None:
+    assert_golden(render(report, fmt), GOLDEN_FILES[fmt])
+
+
+@pytest.mark.parametrize("fmt", list(GOLDEN_FILES))
+def test_empty_report_matches_golden_file(fmt: str) -> None:
+    """No finding, no rule, no input: each format still says so in its own shape."""
+    assert_golden(render(Report(tool_version="0.1.0"), fmt), "empty." + GOLDEN_FILES[fmt])
+
+
+def test_diagnose_report_is_told_as_a_story(report: Report) -> None:
+    story = replace(report, kind=ReportKind.diagnose)
+    assert_golden(render(story, "text"), "report.story.txt")
 
 
 @pytest.mark.parametrize("fmt", list(GOLDEN_FILES))
@@ -43,12 +58,6 @@ def test_output_ends_with_one_newline(report: Report, fmt: str) -> None:
     rendered = render(report, fmt)
     assert rendered.endswith("\n")
     assert not rendered.endswith("\n\n")
-
-
-@pytest.mark.parametrize("fmt", list(GOLDEN_FILES))
-def test_empty_report_renders(fmt: str) -> None:
-    rendered = render(Report(tool_version="0.1.0"), fmt)
-    assert rendered.strip()
 
 
 @pytest.mark.parametrize("fmt", list(GOLDEN_FILES))

@@ -7,9 +7,9 @@ import re
 import pytest
 from render_fixtures import make_finding
 
-from llmsched.model import Finding, Report, Severity
+from llmsched.model import Finding, Report, ReportKind, Severity
 from llmsched.render import render
-from llmsched.render.text import summary_line
+from llmsched.render.frame import summary_line
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -97,7 +97,7 @@ def test_verdict_panel_comes_first(report: Report) -> None:
 
 
 def test_diagnose_without_verdict_says_so() -> None:
-    out = render(Report(tool_version="0", stats={"command": "diagnose"}), "text")
+    out = render(Report(tool_version="0", kind=ReportKind.diagnose), "text")
     assert "Verdict" in out and "no layer is at fault" in out
 
 

@@ -22,21 +22,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from replay_helpers import DATA
 
-from llmsched.replay.metrics_workload import (
-    MetricsWorkload,
+from llmsched.replay import estimate as estimator
+from llmsched.replay.estimate import WorkloadEstimate
+from llmsched.replay.scrapes import (
     Scrape,
     ScrapePair,
-    estimate_from_scrapes,
     parse_pair,
     read_scrape_pair,
     split_scrapes,
 )
-from llmsched.replay.workload import (
-    LengthDist,
-    WorkloadSpec,
-    estimate_workload_from_metrics,
-    generate_workload,
-)
+from llmsched.replay.workload import LengthDist, generate_workload
 
 BEFORE = DATA / "vllm_metrics_v1.prom"
 AFTER = DATA / "vllm_metrics_v1.after20s.prom"
@@ -72,14 +67,17 @@ def estimate(
     n: int = 1000,
     seed: int = 0,
     max_model_len: int | None = 4096,
-) -> MetricsWorkload:
+) -> WorkloadEstimate:
     pair = ScrapePair(
         Scrape(before if before is not None else BEFORE.read_text(), "before.prom"),
         Scrape(after if after is not None else AFTER.read_text(), "after.prom"),
         None,
     )
-    return estimate_from_scrapes(
-        parse_pair(pair), interval, num_requests=n, seed=seed, max_model_len=max_model_len
+    return estimator.estimate(
+        estimator.observe_scrapes(parse_pair(pair), interval),
+        num_requests=n,
+        seed=seed,
+        max_model_len=max_model_len,
     )
 
 
@@ -253,16 +251,6 @@ def test_empirical_lengths_fall_in_a_weighted_bucket(weights: list[int], seed: i
     assert qs == sorted(qs)
 
 
-def test_older_counter_estimate_still_works() -> None:
-    spec = estimate_workload_from_metrics(
-        {"vllm:request_success_total": 10, "vllm:prompt_tokens_total": 1000},
-        {"vllm:request_success_total": 30, "vllm:prompt_tokens_total": 9000},
-        10.0,
-    )
-    assert isinstance(spec, WorkloadSpec) and spec.rate == pytest.approx(2.0)
-    assert spec.prompt.mean == pytest.approx(400.0)
-
-
 # ---- the command -----------------------------------------------------------------------
 
 
@@ -312,8 +300,8 @@ def test_config_values_win_and_disagreements_are_noted(tmp_path: Path) -> None:
 
 
 def write_bundle(root: Path, scrapes: list[str], interval: float | None) -> Path:
-    from llmsched.collect.vllm_metrics import normalise
     from llmsched.snapshot import Snapshot, VllmEndpoint
+    from llmsched.snapshot.vllm_exposition import normalise
 
     endpoint = VllmEndpoint(
         name="10.0.0.5_8000",

@@ -13,11 +13,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from llmsched.collect.vllm_metrics import MetricsParseError, normalise
 from llmsched.diagnose.evidence import MetricsEvidence
 from llmsched.diagnose.sniff.block import Block, observation
 from llmsched.diagnose.sniff.lines import Line
 from llmsched.model import InputError, Location
+from llmsched.snapshot.vllm_exposition import MetricsParseError, normalise
 
 _COMMENT = re.compile(r"^# (?P<what>HELP|TYPE) (?P<family>[a-zA-Z_:][\w:]*)(?: |$)")
 _SAMPLE = re.compile(

@@ -18,10 +18,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from llmsched.collect.ray_dashboard import demand_feasible, parse_demands
 from llmsched.diagnose.sniff.block import Block, observation
 from llmsched.diagnose.sniff.lines import Line
 from llmsched.snapshot import RayDemand
+from llmsched.snapshot.ray_status import demand_feasible, parse_demands
 
 _BANNER = re.compile(r"^=+ (?:Autoscaler|Cluster) status")
 _SECTION = re.compile(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import tarfile
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from llmsched.snapshot import (
     VllmMetrics,
     iter_bundle_text,
 )
+from llmsched.snapshot import bundle as bundle_module
 
 names = st.text(
     alphabet=st.characters(codec="utf-8", exclude_characters="\x00"),
@@ -170,3 +172,130 @@ def test_unreadable_bundles_are_input_errors(tmp_path: Path) -> None:
         with pytest.raises(InputFileError) as raised:
             Snapshot.load(path)
         assert raised.value.location is not None and raised.value.location.path == str(path), case
+
+
+BUNDLES_WRITTEN_BY_COLLECT = sorted(
+    p
+    for p in (Path(__file__).resolve().parents[2] / "examples" / "incidents").iterdir()
+    if p.is_dir()
+)
+
+
+@pytest.mark.parametrize("bundle", BUNDLES_WRITTEN_BY_COLLECT, ids=lambda p: p.name)
+def test_bundles_written_by_earlier_releases_load_and_save_byte_identically(
+    tmp_path: Path, bundle: Path
+) -> None:
+    Snapshot.load(bundle).save(tmp_path / "again")
+    assert dict(iter_bundle_text(tmp_path / "again")) == dict(iter_bundle_text(bundle))
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"kubernetes": 5}, "kubernetes"),
+        ({"ray": {"a": 1}}, "ray"),
+        ({"ray": [{"name": "r"}]}, "ray[0].address"),
+        ({"vllm": [{"name": "v", "url": "u", "parts": [1]}]}, "vllm[0].parts"),
+        (
+            {"kubernetes": {"logs": [{"namespace": "n", "pod": "p"}]}},
+            "kubernetes.logs[0].container",
+        ),
+        ({"kubernetes": {"lists": {"pods": [1]}}}, "kubernetes.lists.pods"),
+        ({"errors": [None]}, "errors[0]"),
+        ({"request": "flags"}, "request"),
+    ],
+)
+def test_malformed_manifests_are_one_error_naming_the_field(
+    tmp_path: Path, change: dict, named: str
+) -> None:
+    manifest = {**Snapshot(collected_at="x").to_dict(), **change}
+    path = _tarball(tmp_path / "odd.tgz", {"manifest.json": json.dumps(manifest).encode()})
+    with pytest.raises(InputFileError) as raised:
+        Snapshot.load(path)
+    assert named in str(raised.value)
+
+
+@pytest.mark.parametrize("manifest", [b"null", b"[]", b"5"])
+def test_a_manifest_that_is_not_an_object_is_an_input_error(
+    tmp_path: Path, manifest: bytes
+) -> None:
+    path = _tarball(tmp_path / "odd.tgz", {"manifest.json": manifest})
+    with pytest.raises(InputFileError):
+        Snapshot.load(path)
+
+
+def _saved_dir(tmp_path: Path) -> Path:
+    snapshot = Snapshot(
+        collected_at="x",
+        kubernetes=KubernetesData(
+            state=PART_OK, parts={"pods": PART_OK}, logs=[ContainerLog("ns", "p", "c", False, "ok")]
+        ),
+    )
+    return snapshot.save(tmp_path / "b")
+
+
+def test_a_bundle_log_that_links_to_a_device_is_refused_not_read(tmp_path: Path) -> None:
+    bundle = _saved_dir(tmp_path)
+    log = bundle / "k8s/logs/ns/p/c.log"
+    log.unlink()
+    log.symlink_to("/dev/zero")
+    with pytest.raises(InputFileError, match=r"not a regular file|outside the bundle"):
+        Snapshot.load(bundle)
+
+
+def test_a_fifo_in_a_bundle_is_refused_without_waiting(tmp_path: Path) -> None:
+    bundle = _saved_dir(tmp_path)
+    log = bundle / "k8s/logs/ns/p/c.log"
+    log.unlink()
+    os.mkfifo(log)
+    with pytest.raises(InputFileError, match="not a regular file"):
+        Snapshot.load(bundle)
+
+
+def test_a_bundle_file_linking_outside_the_bundle_is_refused(tmp_path: Path) -> None:
+    bundle = _saved_dir(tmp_path)
+    outside = tmp_path / "elsewhere.log"
+    outside.write_text("secret", encoding="utf-8")
+    log = bundle / "k8s/logs/ns/p/c.log"
+    log.unlink()
+    log.symlink_to(outside)
+    with pytest.raises(InputFileError, match="outside the bundle"):
+        Snapshot.load(bundle)
+
+
+def test_a_tarball_that_unpacks_past_the_cap_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bundle_module, "MAX_BUNDLE_BYTES", 1 << 20)
+    monkeypatch.setattr(bundle_module, "MAX_MEMBER_BYTES", 1 << 20)
+    manifest = json.dumps(Snapshot(collected_at="x").to_dict()).encode()
+    path = _tarball(
+        tmp_path / "zeros.tgz", {"b/manifest.json": manifest, "b/zeros": bytes(2 << 20)}
+    )
+    assert path.stat().st_size < 64 * 1024  # a small download that would unpack to 2 MiB
+    with pytest.raises(InputFileError, match="unpack past"):
+        Snapshot.load(path)
+
+
+def test_a_truncated_tarball_is_an_input_error(tmp_path: Path) -> None:
+    whole = Snapshot(collected_at="x", request={"pad": "y" * 50_000}).save(tmp_path / "whole.tgz")
+    cut = tmp_path / "cut.tgz"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    with pytest.raises(InputFileError, match="not a readable llmsched bundle"):
+        Snapshot.load(cut)
+
+
+def test_non_finite_numbers_are_written_as_null(tmp_path: Path) -> None:
+    engine = EngineMetrics(
+        counters={"prompt_tokens_total": float("inf")}, rates={"x": float("nan")}
+    )
+    endpoint = VllmEndpoint("v", "http://v", metrics=VllmMetrics("v1", 1.0, {"0": engine}))
+    bundle = Snapshot(collected_at="x", vllm=[endpoint]).save(tmp_path / "b")
+    text = (bundle / "vllm/v/metrics.json").read_text(encoding="utf-8")
+    assert "Infinity" not in text and "NaN" not in text
+    loaded = Snapshot.load(bundle).vllm[0].metrics
+    assert loaded is not None
+    assert (
+        loaded.engines["0"].counters == {}
+        or loaded.engines["0"].counters["prompt_tokens_total"] is None
+    )
