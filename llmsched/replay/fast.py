@@ -28,7 +28,7 @@ from llmsched.replay.kv_cache_manager import cdiv
 from llmsched.replay.lazy import LazyDecodes, is_decoding, lazy_kv_cache_manager
 from llmsched.replay.loop import Arrivals, Recorder, StepShape, StepTimeFn, check_fits, run_steps
 from llmsched.replay.metrics import ReplayResult
-from llmsched.replay.reference import SchedulerStepper, raise_if_stuck
+from llmsched.replay.reference import SchedulerStepper
 from llmsched.replay.request import Request, RequestStatus, TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 from llmsched.replay.scheduler import Scheduler, SchedulerOutput
@@ -52,9 +52,9 @@ def run_fast(
     return rec.result(config, stats, end if wall_clock else None)
 
 
-class FastStepper:
-    """A `loop.Stepper` over the literal `Scheduler`, skipping per-request work for
-    lazily decoding requests; steps it cannot shortcut go to `SchedulerStepper`."""
+class FastStepper(SchedulerStepper):
+    """`SchedulerStepper` skipping per-request work for lazily decoding requests; steps
+    it cannot shortcut are literal ones."""
 
     def __init__(
         self,
@@ -64,8 +64,7 @@ class FastStepper:
         wall_clock: bool,
     ) -> None:
         self.kv = lazy_kv_cache_manager(config)
-        self.sched = Scheduler(config, self.kv)
-        self.literal = SchedulerStepper(self.sched, rec, step_time, wall_clock)
+        super().__init__(Scheduler(config, self.kv), rec, step_time, wall_clock)
         self.bs = config.block_size
         self.lazy = LazyDecodes(config.block_size)
         self.active: dict[Request, None] = {}  # running, not lazy, in running order
@@ -74,20 +73,6 @@ class FastStepper:
         # Prefix caching: blocks popped for lazy requests' block-boundary crossings, not
         # yet handed to anyone (see `_materialise`).
         self.anon: list[int] = []
-        self.rec = rec
-        self.step_time = step_time
-        self.wall_clock = wall_clock
-
-    # ---- loop.Stepper ----------------------------------------------------------------
-
-    def has_requests(self) -> bool:
-        return self.sched.has_requests()
-
-    def add_request(self, request: Request) -> None:
-        self.sched.add_request(request)
-
-    def check_stuck(self) -> None:
-        raise_if_stuck(self.sched)
 
     def step(self, step: int, now: float) -> tuple[float, bool]:
         rec = self.rec
@@ -244,7 +229,7 @@ class FastStepper:
                 rid: active_map.get(rid, 1) for rid in order if rid in active_map or rid in lazy_ids
             }
             scheduled.update(admitted)
-        self.literal.record(
+        self.record(
             step,
             scheduled,
             out.prefix_hit_tokens,
@@ -365,7 +350,7 @@ class FastStepper:
 
     def _slow_step(self, step: int, now: float) -> float:
         self._materialise_all()
-        end, _ = self.literal.step(step, now)
+        end, _ = super().step(step, now)
         # Rebuild the lazy view: running order defines the sequence numbers.
         self.seq = {}
         for r in self.sched.running:

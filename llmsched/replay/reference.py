@@ -4,6 +4,7 @@ time, in the shared loop (`loop.py`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from llmsched.errors import LlmschedError
 from llmsched.replay.config import SchedulerConfig
@@ -51,20 +52,14 @@ def scheduler_shape(sched: Scheduler, scheduled: dict[str, int]) -> StepShape:
     )
 
 
+@dataclass(eq=False)
 class SchedulerStepper:
-    """One literal `Scheduler` step per call, with its records."""
+    """One literal `Scheduler` step per call, with its records (a `loop.Stepper`)."""
 
-    def __init__(
-        self,
-        sched: Scheduler,
-        rec: Recorder,
-        step_time: StepTimeFn | None,
-        wall_clock: bool,
-    ) -> None:
-        self.sched = sched
-        self.rec = rec
-        self.step_time = step_time
-        self.wall_clock = wall_clock
+    sched: Scheduler
+    rec: Recorder
+    step_time: StepTimeFn | None
+    wall_clock: bool
 
     def has_requests(self) -> bool:
         return self.sched.has_requests()

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from llmsched.errors import LlmschedError
 from llmsched.replay.config import SchedulerConfig
@@ -273,21 +273,15 @@ def run_v0(
     return result
 
 
+@dataclass(eq=False)
 class V0Stepper:
     """One V0 step per call, with its records (a `loop.Stepper`)."""
 
-    def __init__(
-        self,
-        sched: V0Scheduler,
-        rec: Recorder,
-        step_time: StepTimeFn | None,
-        wall_clock: bool,
-    ) -> None:
-        self.sched = sched
-        self.rec = rec
-        self.step_time = step_time
-        self.wall_clock = wall_clock
-        self.requests: dict[str, Request] = {}
+    sched: V0Scheduler
+    rec: Recorder
+    step_time: StepTimeFn | None
+    wall_clock: bool
+    requests: dict[str, Request] = field(default_factory=dict)
 
     def has_requests(self) -> bool:
         return self.sched.has_requests()
