@@ -24,6 +24,9 @@ def test_wheel_ships_rules_and_lints_from_elsewhere(tmp_path: Path) -> None:
     shipped = [n for n in names if n.startswith("llmsched/_rules/lint/") and n.endswith(".yaml")]
     assert len(shipped) == len(list((ROOT / "rules" / "lint").glob("*.yaml")))
     assert "llmsched/_rules/schema.json" in names
+    for catalogue in (ROOT / "llmsched" / "knowledge").rglob("*.yaml"):
+        stem = catalogue.relative_to(ROOT).with_suffix("").as_posix()
+        assert {f"{stem}.yaml", f"{stem}.schema.json"} <= set(names), stem
 
     target = tmp_path / "site"
     subprocess.run(

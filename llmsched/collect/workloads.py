@@ -21,15 +21,15 @@ from typing import Any
 import yaml
 
 from llmsched.collect.embedded_yaml import node_line, parse_embedded_yaml
-from llmsched.knowledge.vllm_args import (
+from llmsched.knowledge.vllm.args import (
     ParsedArgs,
-    effective_args,
-    known_dest,
     merge_config,
     parse_engine_kwargs,
     parse_vllm_argv,
-    vllm_version_from_image,
 )
+from llmsched.knowledge.vllm.defaults import effective_args
+from llmsched.knowledge.vllm.options import known_dest
+from llmsched.knowledge.vllm.versions import vllm_version_from_image
 
 Path = tuple[str | int, ...]
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from llmsched.diagnose.facts import Facts, Subject
 from llmsched.errors import InputFileError
+from llmsched.knowledge.vllm.defaults import engine_defaults
 from llmsched.model import Finding
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.estimate import WorkloadEstimate, estimate, observe_rates, observe_scrapes
@@ -27,9 +28,12 @@ from llmsched.replay.scrapes import bundle_pair, parse_pair
 from llmsched.replay.workload import generate_workload
 
 REPLAY_REQUESTS = 600
-DEFAULT_MAX_NUM_SEQS = 256
-DEFAULT_BATCHED_TOKENS = 2048
-DEFAULT_BLOCK_SIZE = 16
+# vLLM's defaults when the evidence tells neither GPU nor version: what vLLM itself uses when
+# it cannot read the device (llmsched.knowledge.vllm.defaults).
+_UNTOLD = engine_defaults(None)
+DEFAULT_MAX_NUM_SEQS = int(_UNTOLD["max_num_seqs"])
+DEFAULT_BATCHED_TOKENS = int(_UNTOLD["max_num_batched_tokens"])
+DEFAULT_BLOCK_SIZE = int(_UNTOLD["block_size"])
 
 
 def _number(data: Mapping[str, Any], key: str) -> float | None:

@@ -37,7 +37,20 @@ _KEYS = {
     "merge_within",
     "parse",
     "examples",
+    "emitted_by",
 }
+_EMITTER_KEYS = {"repo", "file", "thread", "versions"}
+
+
+@dataclass(frozen=True)
+class Emitter:
+    """Where a message comes from: a file of a component's repository (or, for a reporter's
+    own words, the public thread they were taken from) and the releases that emit it."""
+
+    repo: str
+    file: str | None
+    thread: str | None
+    versions: str
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,7 @@ class Signature:
     merge_within: int
     parse: str | None
     examples: tuple[str, ...]
+    emitted_by: tuple[Emitter, ...] = ()
 
     def could_match(self, text: str) -> bool:
         return any(keyword in text for keyword in self.keywords)
@@ -259,6 +273,7 @@ def _signature(entry: Any, path: Path) -> Signature:
     parse = entry.get("parse")
     if parse is not None and parse not in PARSERS:
         raise RuleError(f"signature {ident}: unknown parse {parse!r}", where)
+    emitted_by = _emitters(ident, entry.get("emitted_by"), where)
     return Signature(
         id=ident,
         layer=str(layer),
@@ -272,4 +287,33 @@ def _signature(entry: Any, path: Path) -> Signature:
         merge_within=int(entry.get("merge_within", 0)),
         parse=parse,
         examples=tuple(str(e) for e in entry.get("examples") or ()),
+        emitted_by=emitted_by,
     )
+
+
+def _emitters(ident: str, raw: Any, where: Location) -> tuple[Emitter, ...]:
+    """`emitted_by`: a non-empty list of {repo: owner/name, file | thread, versions}."""
+    if not isinstance(raw, list) or not raw:
+        raise RuleError(
+            f"signature {ident}: emitted_by must list where the message comes from", where
+        )
+    out = []
+    for item in raw:
+        if not isinstance(item, dict) or set(item) - _EMITTER_KEYS:
+            raise RuleError(
+                f"signature {ident}: emitted_by items take {sorted(_EMITTER_KEYS)}", where
+            )
+        repo, file, thread = item.get("repo"), item.get("file"), item.get("thread")
+        if not isinstance(repo, str) or not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
+            raise RuleError(f"signature {ident}: emitted_by repo must be owner/name", where)
+        if not (isinstance(file, str) and file) and not (isinstance(thread, str) and thread):
+            raise RuleError(f"signature {ident}: emitted_by needs a file (or a thread)", where)
+        out.append(
+            Emitter(
+                repo=repo,
+                file=file if isinstance(file, str) else None,
+                thread=thread if isinstance(thread, str) else None,
+                versions=str(item.get("versions", "")),
+            )
+        )
+    return tuple(out)

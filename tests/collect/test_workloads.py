@@ -19,7 +19,8 @@ from llmsched.collect.workloads import (
     literal_env,
     shell_commands,
 )
-from llmsched.knowledge.vllm_args import GIB, SPEC_BY_DEST
+from llmsched.knowledge.vllm.defaults import GIB
+from llmsched.knowledge.vllm.options import SPEC_BY_DEST
 
 DATA = FsPath(__file__).parent / "data" / "workloads"
 CONFIG_FILES = {"serve.yaml": yaml.safe_load((DATA / "serve-config.yaml").read_text())}

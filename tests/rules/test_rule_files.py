@@ -58,7 +58,7 @@ def test_rule_logic_compiles(path: Path) -> None:
 
 
 CHECKLIST_DIAGNOSE_IDS = (
-    [f"DK8S{n:02d}" for n in range(1, 13)]
+    [f"DK8S{n:02d}" for n in range(1, 15)]
     + [f"DRAY{n:02d}" for n in range(1, 11)]
     + [f"DVLLM{n:02d}" for n in range(1, 10)]
 )

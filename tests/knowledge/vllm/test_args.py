@@ -1,4 +1,4 @@
-"""vLLM argv parsing, engine kwargs, image versions and defaults per version."""
+"""vLLM argv parsing and engine kwargs (`--config` files, Ray Serve LLM engine_kwargs)."""
 
 from __future__ import annotations
 
@@ -9,23 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmsched.knowledge.vllm_args import (
-    ARG_SPECS,
-    DEFAULTS,
-    ERAS,
-    GIB,
+from llmsched.knowledge.vllm.args import (
     OPTION_STRINGS,
-    SPEC_BY_DEST,
-    effective_args,
-    engine_defaults,
-    engine_era,
     human_readable_int,
     merge_config,
     parse_engine_kwargs,
     parse_vllm_argv,
     resolve_option,
-    vllm_version_from_image,
 )
+from llmsched.knowledge.vllm.options import ARG_SPECS, SPEC_BY_DEST
 
 # --- spellings -----------------------------------------------------------------------------
 
@@ -371,141 +363,6 @@ def test_cli_flags_win_over_the_config_file() -> None:
     assert merged.model == "m"
     assert merged.explicit["max_num_seqs"] == 8
     assert merged.explicit["block_size"] == 32
-
-
-# --- versions ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("image", "version"),
-    [
-        ("vllm/vllm-openai:v0.6.3", "0.6.3"),
-        ("vllm/vllm-openai:v0.10.1.1", "0.10.1.1"),
-        ("docker.io/vllm/vllm-openai:v0.8.5.post1", "0.8.5.post1"),
-        ("vllm/vllm-openai:0.9.2", "0.9.2"),
-        ("registry.local:5000/mirror/vllm-openai:v0.9.0-cu126", "0.9.0"),
-        ("vllm/vllm-openai:v0.9.1@sha256:" + "a" * 64, "0.9.1"),
-        ("vllm/vllm-openai:latest", None),
-        ("vllm/vllm-openai:nightly", None),
-        ("vllm/vllm-openai", None),
-        ("vllm/vllm-openai@sha256:" + "b" * 64, "unknown"),
-        ("rayproject/ray-llm:2.44.0-py311-cu124", "unknown"),
-        ("rayproject/ray:2.44.0", "unknown"),
-        ("python:3.11", "unknown"),
-        ("vllm/vllm-openai:my-build", "unknown"),
-        (None, "unknown"),
-    ],
-)
-def test_version_from_image(image: str | None, version: str | None) -> None:
-    assert vllm_version_from_image(image) == version
-
-
-@pytest.mark.parametrize(
-    ("version", "use_v1", "era"),
-    [
-        ("0.6.3", None, "v0"),
-        ("0.7.3", None, "v0"),
-        ("0.7.3", True, "v1-with-v0"),
-        ("0.8.0", None, "v1-with-v0"),
-        ("0.10.1.1", None, "v1-with-v0"),
-        ("0.10.1.1", False, "v0"),
-        ("0.11.0", None, "v1"),
-        ("0.11.0", False, "v1"),  # V0 was removed: the env var no longer selects it
-        (None, None, "v1"),
-        ("unknown", None, "v1"),
-    ],
-)
-def test_engine_era(version: str | None, use_v1: bool | None, era: str) -> None:
-    assert engine_era(version, use_v1=use_v1) == era
-
-
-def test_defaults_table_covers_every_era() -> None:
-    for name, by_era in DEFAULTS.items():
-        assert set(by_era) == set(ERAS), name
-
-
-def test_v0_defaults() -> None:
-    d = engine_defaults("0.6.3")
-    assert d["engine"] == "v0"
-    assert d["max_num_seqs"] == 256
-    assert d["enable_prefix_caching"] is False
-    assert d["enable_chunked_prefill"] is False
-    assert d["gpu_memory_utilization"] == 0.9
-    assert d["block_size"] == 16
-    assert d["swap_space"] == 4
-    assert d["preemption_mode"] == "recompute"
-    assert d["scheduling_policy"] == "fcfs"
-    assert d["max_num_batched_tokens"] is None  # max(max_model_len, 2048): model unknown
-    assert engine_defaults("0.6.3", max_model_len=8192)["max_num_batched_tokens"] == 8192
-    assert engine_defaults("0.6.3", max_model_len=1024)["max_num_batched_tokens"] == 2048
-
-
-def test_v0_turns_chunked_prefill_on_only_for_long_context() -> None:
-    long = engine_defaults("0.7.3", max_model_len=65536)
-    assert long["enable_chunked_prefill"] is True
-    assert long["max_num_batched_tokens"] == 2048
-    assert engine_defaults("0.7.3", max_model_len=32768)["enable_chunked_prefill"] is False
-    # 512 before vLLM PR #10544 (0.6.5)
-    assert engine_defaults("0.6.3", max_model_len=65536)["max_num_batched_tokens"] == 512
-
-
-@pytest.mark.parametrize("version", ["0.8.5", "0.10.1.1", "0.11.0", None, "unknown"])
-def test_v1_batch_defaults_follow_gpu_memory(version: str | None) -> None:
-    big = engine_defaults(version, gpu_memory_bytes=80 * GIB, gpu_name="NVIDIA H100 80GB HBM3")
-    small = engine_defaults(version, gpu_memory_bytes=48 * GIB, gpu_name="NVIDIA L40S")
-    unknown_gpu = engine_defaults(version)
-    assert (big["max_num_seqs"], big["max_num_batched_tokens"]) == (1024, 8192)
-    assert (small["max_num_seqs"], small["max_num_batched_tokens"]) == (256, 2048)
-    assert unknown_gpu["max_num_seqs"] == small["max_num_seqs"]
-    assert big["enable_prefix_caching"] is True
-    assert big["enable_chunked_prefill"] is True
-    assert big["engine"] == "v1"
-
-
-def test_a100_keeps_small_batches_since_0_9() -> None:
-    name = "NVIDIA A100-SXM4-80GB"
-    memory = 80 * GIB
-    assert (
-        engine_defaults("0.8.5", gpu_memory_bytes=memory, gpu_name=name)["max_num_batched_tokens"]
-        == 8192
-    )
-    assert (
-        engine_defaults("0.9.0", gpu_memory_bytes=memory, gpu_name=name)["max_num_batched_tokens"]
-        == 2048
-    )
-    assert engine_defaults(None, gpu_memory_bytes=memory, gpu_name=name)["max_num_seqs"] == 256
-
-
-def test_effective_args_overlay_explicit_values() -> None:
-    parsed = parse_vllm_argv(["m", "--max-num-seqs", "32", "--no-enable-prefix-caching"])
-    eff = effective_args(parsed, "0.11.0", 80 * GIB)
-    assert eff["max_num_seqs"] == 32
-    assert eff["enable_prefix_caching"] is False
-    assert eff["max_num_batched_tokens"] == 8192
-    assert eff["model"] == "m"
-
-
-def test_v1_before_0_11_forces_chunked_prefill_on() -> None:
-    explicit = {"enable_chunked_prefill": False, "max_model_len": 16384}
-    assert effective_args(explicit, "0.9.2")["enable_chunked_prefill"] is True
-    newest = effective_args(explicit, None)
-    assert newest["enable_chunked_prefill"] is False
-    assert newest["max_num_batched_tokens"] == 16384  # max(max_model_len, 2048)
-
-
-def test_v0_effective_token_budget() -> None:
-    chunked = effective_args({"enable_chunked_prefill": True}, "0.7.3")
-    assert chunked["max_num_batched_tokens"] == 2048
-    plain = effective_args({"max_model_len": 4096}, "0.7.3")
-    assert plain["enable_chunked_prefill"] is False
-    assert plain["max_num_batched_tokens"] == 4096
-    given = effective_args({"max_num_batched_tokens": 512}, "0.7.3")
-    assert given["max_num_batched_tokens"] == 512
-
-
-def test_vllm_use_v1_env_switches_the_defaults() -> None:
-    assert effective_args({}, "0.9.2", use_v1=False)["enable_prefix_caching"] is False
-    assert effective_args({}, "0.9.2")["enable_prefix_caching"] is True
 
 
 def test_every_required_dest_is_modelled() -> None:
