@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from llmsched.collect.manifests import load_manifests
 from llmsched.diagnose import confirm
 from llmsched.engine.checks.kv_capacity import sizing
 from llmsched.engine.scope import build_input, expand
 from llmsched.knowledge.gpus import require_gpu
 from llmsched.knowledge.vllm.defaults import batch_defaults, engine_defaults
+from llmsched.manifest.sources import load_manifests
 from llmsched.replay.derive import derive_config, setup_from_manifest
 
 VERSIONS = ["0.8.5", "0.9.2", "0.10.1.1", "0.11.0", "0.27.0", "0.28.0", None]
@@ -75,7 +75,7 @@ def test_diagnose_uses_the_table_when_the_evidence_names_no_gpu() -> None:
     """Diagnose's evidence tells neither GPU nor version: it takes what the newest vLLM falls
     back to when it cannot read the device."""
     observed = {"num_gpu_blocks": 5000, "running": 40, "gen_tps": 800.0,
-                "mean_prompt_tokens": 900.0, "mean_output_tokens": 200.0}
+                "mean_prompt_tokens": 900.0, "mean_output_tokens": 200.0, "request_rate": 4.0}
     setup = confirm._setup(observed)
     assert not isinstance(setup, str), setup
     config, _workload, assumptions = setup

@@ -1,7 +1,7 @@
 """`llmsched diagnose`: from symptoms to the responsible layer.
 
-`sniff` turns loose evidence (files or stdin, in whatever form users paste) into
-`evidence.Observation`s; `signatures` is the catalogue of error messages each layer
-emits. The diagnose engine reads observations, metrics and manifests from a
-`evidence.SniffResult` and decides which scheduler is at fault.
+`llmsched.evidence` turns loose evidence (files or stdin, in whatever form users paste)
+into `Observation`s; this package parses no text. The diagnose engine reads
+observations, metrics and manifests from a `SniffResult` and decides which scheduler is
+at fault.
 """

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmsched.diagnose.evidence import MetricsEvidence, Observation, SniffResult
 from llmsched.engine.functions.kubernetes import gpu_amount, parse_quantity
+from llmsched.evidence.observations import MetricsEvidence, Observation, SniffResult
 from llmsched.model import Location
 from llmsched.snapshot import EngineMetrics, RayView, Snapshot
 
@@ -424,7 +424,7 @@ def build_facts(snapshot: Snapshot | None, sniffed: SniffResult | None) -> Facts
 
 
 def _from_snapshot(facts: Facts, snapshot: Snapshot) -> None:
-    from llmsched.diagnose.signatures import match_message
+    from llmsched.evidence.signatures import match_message
 
     k8s = snapshot.kubernetes
     if k8s is not None:
@@ -482,7 +482,7 @@ def _from_snapshot(facts: Facts, snapshot: Snapshot) -> None:
 
 
 def _from_log(facts: Facts, namespace: str, pod: str, container: str, text: str) -> None:
-    from llmsched.diagnose.sniff import sniff_text
+    from llmsched.evidence.sniff import sniff_text
 
     path = f"k8s/logs/{namespace}/{pod}/{container}.log"
     result = sniff_text(text, path)

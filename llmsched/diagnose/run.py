@@ -11,10 +11,10 @@ from typing import Any, TextIO
 from llmsched import __version__
 from llmsched.config import Config
 from llmsched.diagnose.engine import DiagnoseEvaluator, compile_diagnose, rank, verdict
-from llmsched.diagnose.evidence import SniffResult
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.engine.evaluate import select_rules
 from llmsched.engine.loader import load_rules
+from llmsched.evidence.observations import SniffResult
 from llmsched.model import Finding, InputError, Location, Report, ReportKind
 from llmsched.snapshot import Snapshot
 
@@ -53,7 +53,7 @@ def run_diagnose(
     config: Config | None = None,
     confirm: Confirm | None = None,
 ) -> Report:
-    from llmsched.diagnose.sniff import sniff_paths
+    from llmsched.evidence.sniff import sniff_paths
 
     config = config or Config()
     sniffed = sniff_paths(paths, stdin) if paths else SniffResult()

@@ -71,14 +71,14 @@ def setup_from_manifest(
     path: str, gpu: str | None, model: str | None, vllm_version: str | None = None
 ) -> EngineSetup:
     """The first vLLM invocation found in a Kubernetes/KubeRay manifest
-    (`llmsched.collect.workloads.extract_workload`), on the GPU its pod pins
-    (`llmsched.engine.sizing.pinned_gpu`: nodeSelector, node affinity, annotation, Ray
+    (`llmsched.manifest.kinds.extract_workload`), on the GPU its pod pins
+    (`llmsched.manifest.gpu_pinning.pinned_gpu`: nodeSelector, node affinity, annotation, Ray
     Serve LLM's accelerator_type or the Ray worker groups) unless `--gpu` says otherwise.
     The engine defaults follow the vLLM version of the image when it can be told."""
     import yaml
 
-    from llmsched.collect.workloads import extract_workload
-    from llmsched.engine.sizing import pinned_gpu
+    from llmsched.manifest.gpu_pinning import pinned_gpu
+    from llmsched.manifest.kinds import extract_workload
 
     p = Path(path)
     try:

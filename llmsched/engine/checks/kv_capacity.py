@@ -8,7 +8,8 @@ from typing import Any
 
 from llmsched.engine.checks import Outcome, check
 from llmsched.engine.scope import SubjectView, container_gpu, gpu_worker_pods
-from llmsched.engine.sizing import pinned_gpu, served_model
+from llmsched.engine.sizing import served_model
+from llmsched.manifest.gpu_pinning import pinned_gpu
 from llmsched.model import Evidence, Severity
 
 GIB = 1024**3
