@@ -221,14 +221,14 @@ def _run_one(
     swap_space: float | None,
     keep_steps: bool,
 ) -> Any:
-    from llmsched.replay.fast_engine import run_fast
+    from llmsched.replay.fast import run_fast
 
     cfg = setup.scheduler_config(source)
     typer.echo(f"replaying {len(setup.trace)} requests...", err=True)
     trace = setup.trace
     if engine is ReplayEngine.v0:
         from llmsched.replay.setup import v0_cpu_blocks
-        from llmsched.replay.v0_scheduler import V0Options, run_v0
+        from llmsched.replay.v0 import V0Options, run_v0
 
         options = V0Options(
             preemption_mode=mode.value,

@@ -25,7 +25,7 @@ from llmsched.knowledge.vllm.defaults import engine_defaults
 from llmsched.model import Finding
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.estimate import WorkloadEstimate, estimate, observe_rates, observe_scrapes
-from llmsched.replay.fast_engine import run_fast
+from llmsched.replay.fast import run_fast
 from llmsched.replay.scrapes import bundle_pair, parse_pair
 from llmsched.replay.workload import generate_workload
 

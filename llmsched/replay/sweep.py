@@ -14,7 +14,7 @@ from llmsched.model import Location
 from llmsched.replay.charts import run_view
 from llmsched.replay.config import CONFIG_KEYS, SchedulerConfig
 from llmsched.replay.derive import EngineSetup, derive_config, split_overrides
-from llmsched.replay.fast_engine import run_fast
+from llmsched.replay.fast import run_fast
 from llmsched.replay.judge import (
     Objective,
     best_index,

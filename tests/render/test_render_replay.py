@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from llmsched.render.replay import BEST_MARK, summary_text, sweep_table
-from llmsched.replay.fast_engine import run_fast
+from llmsched.replay.fast import run_fast
 from llmsched.replay.judge import Objective
 from llmsched.replay.sweep import SweepJob, judge_sweep, run_point
 from llmsched.replay.workload import load_config, load_trace

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.fast_engine import run_fast
+from llmsched.replay.fast import run_fast
 from llmsched.replay.judge import (
     Objective,
     Outcome,

@@ -9,7 +9,7 @@ from replay_helpers import GOLDEN
 
 from llmsched.errors import InputFileError
 from llmsched.replay.cost_model import RooflineCostModel
-from llmsched.replay.engine import StepShape
+from llmsched.replay.loop import StepShape
 from llmsched.replay.sweep import SweepJob, grid_points, parse_sweep, run_sweep
 from llmsched.replay.workload import load_trace
 

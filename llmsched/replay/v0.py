@@ -41,21 +41,16 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from llmsched.errors import LlmschedError
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.engine import (
-    StepShape,
-    StepTimeFn,
-    _Arrivals,
-    _Recorder,
-    _result,
-)
 from llmsched.replay.kv_cache_manager import cdiv
+from llmsched.replay.loop import Arrivals, Recorder, StepShape, StepTimeFn, run_steps
 from llmsched.replay.metrics import ReplayResult, StepRecord
 from llmsched.replay.request import Request, RequestStatus, TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
+from llmsched.replay.v0_block_manager import V0BlockManager
 
 PREEMPTION_MODES = ("recompute", "swap")
 V0_WATERMARK = 0.01  # vLLM V0's CacheConfig default
@@ -87,7 +82,7 @@ def cpu_blocks_for_swap_space(swap_space_gib: float, block_bytes: int) -> int:
 
 
 @dataclass
-class _StepOut:
+class V0StepOut:
     scheduled: dict[str, int]
     preempted: list[str]
     swapped_out: list[str]
@@ -104,9 +99,9 @@ class V0Scheduler:
         self.swap = options.preemption_mode == "swap"
         self.block_size = config.block_size
         self.num_gpu_blocks = config.num_gpu_blocks
-        self.free_gpu = config.num_gpu_blocks
-        self.free_cpu = options.num_cpu_blocks
-        self.watermark_blocks = int(options.watermark * config.num_gpu_blocks)
+        self.kv_cache_manager = V0BlockManager(
+            config.num_gpu_blocks, config.block_size, options.watermark, options.num_cpu_blocks
+        )
         self.max_num_seqs = config.max_num_seqs
         self.token_budget = config.max_num_batched_tokens
         if config.enable_chunked_prefill:
@@ -115,18 +110,12 @@ class V0Scheduler:
         self.waiting: deque[Request] = deque()
         self.running: deque[Request] = deque()
         self.swapped: deque[Request] = deque()
-        self.gpu_blocks: dict[str, int] = {}
-        self.cpu_blocks: dict[str, int] = {}
-
-    @property
-    def kv_usage(self) -> float:
-        return 1.0 - self.free_gpu / self.num_gpu_blocks
 
     def has_requests(self) -> bool:
         return bool(self.waiting or self.running or self.swapped)
 
-    def schedule(self, step: int) -> _StepOut:
-        out = _StepOut({}, [], [], [], prefill=False)
+    def schedule(self, step: int) -> V0StepOut:
+        out = V0StepOut({}, [], [], [], prefill=False)
         num_seqs = len(self.running)
         if not self.swapped:
             num_seqs = self._schedule_prefills(out, num_seqs)
@@ -138,25 +127,22 @@ class V0Scheduler:
             self._schedule_swapped(out, len(self.running))
         return out
 
-    def _schedule_prefills(self, out: _StepOut, num_seqs: int) -> int:
+    def _schedule_prefills(self, out: V0StepOut, num_seqs: int) -> int:
         tokens = 0
-        bs = self.block_size
+        kv = self.kv_cache_manager
         while self.waiting:
             req = self.waiting[0]
             n = req.num_tokens  # the whole sequence, recomputed after a preemption
-            need = cdiv(n, bs)
-            if n > self.prompt_limit or self.num_gpu_blocks - need < self.watermark_blocks:
+            if n > self.prompt_limit or not kv.can_ever_fit(n):
                 self.waiting.popleft()
                 req.status = RequestStatus.FINISHED_LENGTH_CAPPED
                 out.ignored.append(req.request_id)
                 continue
-            if self.free_gpu - need < self.watermark_blocks:
-                break  # AllocStatus.LATER
             if tokens + n > self.token_budget or num_seqs + 1 > self.max_num_seqs:
                 break
+            if kv.allocate_slots(req, n, apply_watermark=True) is None:
+                break  # AllocStatus.LATER
             self.waiting.popleft()
-            self.free_gpu -= need
-            self.gpu_blocks[req.request_id] = need
             req.status = RequestStatus.RUNNING
             self.running.append(req)
             out.scheduled[req.request_id] = n
@@ -164,21 +150,22 @@ class V0Scheduler:
             num_seqs += 1
         return num_seqs
 
-    def _schedule_running(self, out: _StepOut, step: int) -> bool:
+    def _schedule_running(self, out: V0StepOut, step: int) -> bool:
         queue = self.running
+        kv = self.kv_cache_manager
         decoded: deque[Request] = deque()
         recomputed: list[Request] = []
         while queue:
             req = queue.popleft()
             preempted_self = False
-            while self.free_gpu < 1:  # appending a token touches one block
+            while kv.allocate_slots(req, 1) is None:
                 victim = queue.pop() if queue else req
                 out.preempted.append(victim.request_id)
                 if self.swap:
                     self._swap_out(victim, step)
                     out.swapped_out.append(victim.request_id)
                 else:
-                    self._free(victim)
+                    kv.free(victim)
                     victim.status = RequestStatus.PREEMPTED
                     victim.num_computed_tokens = 0
                     recomputed.append(victim)
@@ -188,7 +175,6 @@ class V0Scheduler:
                     break
             if preempted_self:
                 break
-            self._append_slot(req)
             decoded.append(req)
             out.scheduled[req.request_id] = 1
         self.running = decoded
@@ -196,61 +182,47 @@ class V0Scheduler:
         self.waiting.extendleft(recomputed)
         return bool(out.preempted)
 
-    def _schedule_swapped(self, out: _StepOut, num_seqs: int) -> None:
+    def _schedule_swapped(self, out: V0StepOut, num_seqs: int) -> None:
         tokens = len(out.scheduled)
+        kv = self.kv_cache_manager
         while self.swapped:
             req = self.swapped[0]
-            need = cdiv(req.num_computed_tokens + 1, self.block_size)
-            if need > self.num_gpu_blocks:
+            if cdiv(req.num_computed_tokens + 1, self.block_size) > self.num_gpu_blocks:
                 self.swapped.popleft()
-                self.free_cpu += self.cpu_blocks.pop(req.request_id, 0)
+                kv.release_swapped(req)
                 req.status = RequestStatus.FINISHED_LENGTH_CAPPED
                 out.ignored.append(req.request_id)
                 continue
-            if self.free_gpu - need < self.watermark_blocks:
-                break
             if tokens + 1 > self.token_budget or num_seqs + 1 > self.max_num_seqs:
                 break
+            # Its blocks plus the one the next token touches, above the watermark.
+            if kv.allocate_slots(req, 1, apply_watermark=True) is None:
+                break
             self.swapped.popleft()
-            self.free_cpu += self.cpu_blocks.pop(req.request_id, 0)
-            held = cdiv(req.num_computed_tokens, self.block_size)
-            self.gpu_blocks[req.request_id] = held
-            self.free_gpu -= held
+            kv.release_swapped(req)
             req.status = RequestStatus.RUNNING
-            self._append_slot(req)
             self.running.append(req)
             out.scheduled[req.request_id] = 1
             tokens += 1
             num_seqs += 1
 
-    def _append_slot(self, req: Request) -> None:
-        """The next token's KV slot: a new block when the last one is full."""
-        if req.num_computed_tokens % self.block_size == 0:
-            self.free_gpu -= 1
-            self.gpu_blocks[req.request_id] += 1
-
     def _swap_out(self, req: Request, step: int) -> None:
         # can_swap_out: blocks touched = the full blocks plus the one the next token
         # touches, against the free CPU blocks.
+        kv = self.kv_cache_manager
         touched = cdiv(req.num_computed_tokens + 1, self.block_size)
-        if touched > self.free_cpu:
+        if touched > kv.free_cpu:
             raise LlmschedError(
                 f'step {step}: vLLM V0 would abort ("Aborted due to the lack of CPU swap '
                 f'space"): swapping out request {req.request_id!r} touches {touched} blocks '
-                f"but only {self.free_cpu} of {self.options.num_cpu_blocks} CPU blocks are "
+                f"but only {kv.free_cpu} of {self.options.num_cpu_blocks} CPU blocks are "
                 "free; raise --swap-space or use --preemption-mode recompute"
             )
-        held = self.gpu_blocks.pop(req.request_id, 0)
-        self.free_gpu += held
-        self.free_cpu -= held
-        self.cpu_blocks[req.request_id] = held
+        kv.swap_out(req)
         req.status = RequestStatus.PREEMPTED
         self.swapped.append(req)
 
-    def _free(self, req: Request) -> None:
-        self.free_gpu += self.gpu_blocks.pop(req.request_id, 0)
-
-    def update_from_output(self, out: _StepOut) -> tuple[list[str], list[str]]:
+    def update_from_output(self, out: V0StepOut) -> tuple[list[str], list[str]]:
         """Every scheduled request computes its tokens and samples one; finished ones
         are freed. Returns (sampled ids, finished ids)."""
         finished: list[str] = []
@@ -268,7 +240,7 @@ class V0Scheduler:
                 or req.num_tokens >= self.config.max_model_len
             ):
                 req.status = RequestStatus.FINISHED_LENGTH_CAPPED
-                self._free(req)
+                self.kv_cache_manager.free(req)
                 finished.append(req.request_id)
                 done.add(req.request_id)
         if done:
@@ -293,59 +265,78 @@ def run_v0(
         problems.append("the v0 engine replays the fcfs policy only")
     if problems:
         raise LlmschedError(f"--engine v0: {problems[0]}")
-    sched = V0Scheduler(config, options)
-    rec = _Recorder(keep_steps)
-    arrivals = _Arrivals(trace, config, rec, wall_clock)
-    by_id = {r.request_id: r for r in arrivals.pending}
-    step = 0
-    now = 0.0
-    while arrivals.left or sched.has_requests():
-        now = arrivals.admit(step, now, not sched.has_requests(), sched.waiting.append)
-        out = sched.schedule(step)
-        shape = _shape(sched, out) if step_time else None
-        sampled, finished = sched.update_from_output(out)
-        duration = step_time(shape) if step_time and shape else 0.0
-        end = now + duration
-        for rid in out.scheduled:
-            rec.scheduled(rid, step, now if wall_clock else None)
-        for rid in sampled:
-            rec.sampled(rid, step, end if wall_clock else None)
-            rec.requests[rid].num_output_tokens = by_id[rid].num_output_tokens
-        for rid in out.preempted:
-            rec.requests[rid].num_preemptions += 1
-        for reason, ids in (("length", finished), ("ignored", out.ignored)):
-            for rid in ids:
-                rec.finished(rid, step, end if wall_clock else None, reason)
-        rec.step(
-            StepRecord(
-                step=step,
-                scheduled=out.scheduled,
-                prefix_hit_tokens={},
-                preempted=out.preempted,
-                finished=out.ignored + finished,
-                num_waiting=len(sched.waiting),
-                num_running=len(sched.running),
-                kv_usage=sched.kv_usage,
-                start_time=now if wall_clock else None,
-                duration=duration if wall_clock else None,
-                swapped=out.swapped_out,
-                num_swapped=len(sched.swapped),
-            )
-        )
-        if not (out.scheduled or out.preempted or out.ignored or arrivals.left):
-            stuck = (sched.swapped or sched.waiting or sched.running)[0]
-            raise LlmschedError(
-                f"the v0 replay cannot make progress: request {stuck.request_id!r} "
-                f"({stuck.num_tokens} tokens) can never be scheduled with this config"
-            )
-        step += 1
-        now = end
-    result = _result(rec, config, {}, now if wall_clock else None, engine="v0")
+    rec = Recorder(keep_steps)
+    stepper = V0Stepper(V0Scheduler(config, options), rec, step_time, wall_clock)
+    end = run_steps(stepper, Arrivals(trace, config, rec, wall_clock))
+    result = rec.result(config, {}, end if wall_clock else None, engine="v0")
     result.vllm_version = V0_VERSION_LABEL
     return result
 
 
-def _shape(sched: V0Scheduler, out: _StepOut) -> StepShape:
+@dataclass(eq=False)
+class V0Stepper:
+    """One V0 step per call, with its records (a `loop.Stepper`)."""
+
+    sched: V0Scheduler
+    rec: Recorder
+    step_time: StepTimeFn | None
+    wall_clock: bool
+    requests: dict[str, Request] = field(default_factory=dict)
+
+    def has_requests(self) -> bool:
+        return self.sched.has_requests()
+
+    def add_request(self, request: Request) -> None:
+        self.requests[request.request_id] = request
+        self.sched.waiting.append(request)
+
+    def check_stuck(self) -> None:
+        sched = self.sched
+        stuck = (sched.swapped or sched.waiting or sched.running)[0]
+        raise LlmschedError(
+            f"the v0 replay cannot make progress: request {stuck.request_id!r} "
+            f"({stuck.num_tokens} tokens) can never be scheduled with this config"
+        )
+
+    def step(self, step: int, now: float) -> tuple[float, bool]:
+        sched = self.sched
+        rec = self.rec
+        wall = self.wall_clock
+        out = sched.schedule(step)
+        shape = _shape(sched, out) if self.step_time else None
+        sampled, finished = sched.update_from_output(out)
+        duration = self.step_time(shape) if self.step_time and shape else 0.0
+        end = now + duration
+        start, stop = (now, end) if wall else (None, None)
+        for rid in out.scheduled:
+            rec.scheduled(rid, step, start)
+        for rid in sampled:
+            rec.sampled(rid, step, stop)
+            rec.requests[rid].num_output_tokens = self.requests[rid].num_output_tokens
+        for rid in out.preempted:
+            rec.requests[rid].num_preemptions += 1
+        for reason, ids in (("length", finished), ("ignored", out.ignored)):
+            for rid in ids:
+                rec.finished(rid, step, stop, reason)
+        record = StepRecord(
+            step=step,
+            scheduled=out.scheduled,
+            prefix_hit_tokens={},
+            preempted=out.preempted,
+            finished=out.ignored + finished,
+            num_waiting=len(sched.waiting),
+            num_running=len(sched.running),
+            kv_usage=sched.kv_cache_manager.usage,
+            start_time=now if wall else None,
+            duration=duration if wall else None,
+            swapped=out.swapped_out,
+            num_swapped=len(sched.swapped),
+        )
+        rec.step(record, sum(out.scheduled.values()))
+        return end, bool(out.scheduled or out.preempted or out.ignored)
+
+
+def _shape(sched: V0Scheduler, out: V0StepOut) -> StepShape:
     context = 0
     for req in sched.running:
         n = out.scheduled.get(req.request_id)

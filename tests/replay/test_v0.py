@@ -16,11 +16,11 @@ from replay_helpers import trace_requests
 
 from llmsched.errors import LlmschedError
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.engine import make_request, rejection_reason
 from llmsched.replay.kv_cache_manager import cdiv
+from llmsched.replay.loop import make_request, rejection_reason
 from llmsched.replay.request import TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
-from llmsched.replay.v0_scheduler import (
+from llmsched.replay.v0 import (
     V0Options,
     V0Scheduler,
     cpu_blocks_for_swap_space,
@@ -180,18 +180,15 @@ def test_invariants_after_every_step(
             _, finished = sched.update_from_output(out)
             done.update(finished, out.ignored)
             # blocks conserved, never owned twice, each request holds what its KV needs
-            assert sched.free_gpu + sum(sched.gpu_blocks.values()) == config.num_gpu_blocks
-            assert sched.free_cpu + sum(sched.cpu_blocks.values()) == options.num_cpu_blocks
-            assert sched.free_gpu >= 0 and sched.free_cpu >= 0
-            assert not set(sched.gpu_blocks) & set(sched.cpu_blocks)
+            kv = sched.kv_cache_manager
+            assert kv.free_gpu + sum(kv.gpu_blocks.values()) == config.num_gpu_blocks
+            assert kv.free_cpu + sum(kv.cpu_blocks.values()) == options.num_cpu_blocks
+            assert kv.free_gpu >= 0 and kv.free_cpu >= 0
+            assert not set(kv.gpu_blocks) & set(kv.cpu_blocks)
             for r in sched.running:
-                assert sched.gpu_blocks[r.request_id] == cdiv(
-                    r.num_computed_tokens, config.block_size
-                )
+                assert kv.gpu_blocks[r.request_id] == cdiv(r.num_computed_tokens, config.block_size)
             for r in sched.swapped:
-                assert sched.cpu_blocks[r.request_id] == cdiv(
-                    r.num_computed_tokens, config.block_size
-                )
+                assert kv.cpu_blocks[r.request_id] == cdiv(r.num_computed_tokens, config.block_size)
             queued = [
                 r.request_id for q in (sched.waiting, sched.running, sched.swapped) for r in q
             ]

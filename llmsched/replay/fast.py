@@ -1,4 +1,4 @@
-"""The same replay as `engine.run_reference`, with cost that grows with events.
+"""The same replay as `reference.run_reference`, with cost that grows with events.
 
 A running request whose prompt is complete decodes one token per step, so while every
 running request is scheduled ("easy" steps), its state is a function of one shared
@@ -21,100 +21,17 @@ requests and runs the literal `Scheduler` for that one step, then re-lazifies.
 from __future__ import annotations
 
 import bisect
-import heapq
 from collections.abc import Iterable
 
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.engine import (
-    StepShape,
-    StepTimeFn,
-    _Arrivals,
-    _Recorder,
-    _result,
-    check_fits,
-    check_progress,
-)
-from llmsched.replay.kv_cache_manager import (
-    CountingKVCacheManager,
-    DeferredHashKVCacheManager,
-    KVCacheManager,
-    cdiv,
-)
-from llmsched.replay.metrics import ReplayResult, StepRecord
+from llmsched.replay.kv_cache_manager import cdiv
+from llmsched.replay.lazy import LazyDecodes, is_decoding, lazy_kv_cache_manager
+from llmsched.replay.loop import Arrivals, Recorder, StepShape, StepTimeFn, check_fits, run_steps
+from llmsched.replay.metrics import ReplayResult
+from llmsched.replay.reference import SchedulerStepper
 from llmsched.replay.request import Request, RequestStatus, TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 from llmsched.replay.scheduler import Scheduler, SchedulerOutput
-
-
-def _is_decoding(r: Request) -> bool:
-    """Prompt done and first token out: from now on one token per step."""
-    return r.num_tokens - r.num_computed_tokens == 1 and r.num_output_tokens > 0
-
-
-class _Lazy:
-    """Book-keeping for lazily decoding requests."""
-
-    def __init__(self, block_size: int) -> None:
-        self.bs = block_size
-        self.tick = 0
-        self.c_off: dict[Request, int] = {}
-        # residue of c_off mod block_size -> members (insertion-ordered set)
-        self.buckets: list[dict[Request, None]] = [{} for _ in range(block_size)]
-        self.finish_heap: list[tuple[int, int, int, Request]] = []
-        self.sum_c_off = 0
-        self.seqs: list[int] = []  # sorted sequence numbers of lazy requests
-        self.seq_of: dict[Request, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.c_off)
-
-    def add(self, req: Request, seq: int) -> None:
-        """`req` holds C = T - 1 and is accurate now."""
-        off = req.num_computed_tokens - self.tick
-        self.c_off[req] = off
-        self.sum_c_off += off
-        self.buckets[off % self.bs][req] = None
-        self.seq_of[req] = seq
-        bisect.insort(self.seqs, seq)
-        # It finishes in the step after which C = P + max_tokens - 1.
-        finish_tick = req.num_prompt_tokens + req.max_tokens - 1 - off
-        heapq.heappush(self.finish_heap, (finish_tick, seq, off, req))
-
-    def remove(self, req: Request) -> int:
-        off = self.c_off.pop(req)
-        self.sum_c_off -= off
-        del self.buckets[off % self.bs][req]
-        seq = self.seq_of.pop(req)
-        del self.seqs[bisect.bisect_left(self.seqs, seq)]
-        return off
-
-    def pop_finished(self, tick: int) -> list[Request]:
-        """Lazy requests whose last token came out in the step that led to `tick`."""
-        heap = self.finish_heap
-        out = []
-        while heap and heap[0][0] <= tick:
-            _, seq, off, req = heapq.heappop(heap)
-            if self.c_off.get(req) == off and self.seq_of.get(req) == seq:
-                out.append(req)
-        return out
-
-    def materialise(self, req: Request) -> None:
-        c = self.c_off[req] + self.tick
-        req.num_computed_tokens = c
-        req.num_output_tokens = c + 1 - req.num_prompt_tokens
-
-    def crossing(self) -> dict[Request, None]:
-        """Lazy requests that need a new block in the coming step (C % bs == 0)."""
-        return self.buckets[(-self.tick) % self.bs]
-
-    def clear(self) -> None:
-        self.c_off.clear()
-        for b in self.buckets:
-            b.clear()
-        self.finish_heap.clear()
-        self.sum_c_off = 0
-        self.seqs.clear()
-        self.seq_of.clear()
 
 
 def run_fast(
@@ -128,63 +45,44 @@ def run_fast(
 ) -> ReplayResult:
     trace_list = list(trace)
     check_fits(trace_list, config, path)
-    return _FastReplay(config, keep_steps, step_time, wall_clock).run(trace_list)
+    rec = Recorder(keep_steps)
+    replay = FastStepper(config, rec, step_time, wall_clock)
+    end = run_steps(replay, Arrivals(trace_list, config, rec, wall_clock))
+    stats = replay.kv.prefix_cache_stats.to_dict()
+    return rec.result(config, stats, end if wall_clock else None)
 
 
-class _FastReplay:
+class FastStepper(SchedulerStepper):
+    """`SchedulerStepper` skipping per-request work for lazily decoding requests; steps
+    it cannot shortcut are literal ones."""
+
     def __init__(
         self,
         config: SchedulerConfig,
-        keep_steps: bool,
+        rec: Recorder,
         step_time: StepTimeFn | None,
         wall_clock: bool,
     ) -> None:
-        self.config = config
-        self.sched = Scheduler(config, counting_blocks=True)
-        if config.enable_prefix_caching:
-            self.sched.kv_cache_manager = DeferredHashKVCacheManager(
-                num_gpu_blocks=config.num_gpu_blocks,
-                block_size=config.block_size,
-                max_model_len=config.max_model_len,
-                enable_caching=True,
-                watermark=config.watermark,
-            )
-        self.kv = self.sched.kv_cache_manager
-        self.counting = isinstance(self.kv, CountingKVCacheManager)
+        self.kv = lazy_kv_cache_manager(config)
+        super().__init__(Scheduler(config, self.kv), rec, step_time, wall_clock)
         self.bs = config.block_size
-        self.lazy = _Lazy(config.block_size)
+        self.lazy = LazyDecodes(config.block_size)
         self.active: dict[Request, None] = {}  # running, not lazy, in running order
         self.seq: dict[Request, int] = {}
         self.next_seq = 0
         # Prefix caching: blocks popped for lazy requests' block-boundary crossings, not
         # yet handed to anyone (see `_materialise`).
         self.anon: list[int] = []
-        self.rec = _Recorder(keep_steps)
-        self.step_time = step_time
-        self.wall_clock = wall_clock
 
-    # ---- the loop ------------------------------------------------------------------
-
-    def run(self, trace_list: list[TraceRequest]) -> ReplayResult:
+    def step(self, step: int, now: float) -> tuple[float, bool]:
         rec = self.rec
-        sched = self.sched
-        wall = self.wall_clock
-        arrivals = _Arrivals(trace_list, self.config, rec, wall)
-        step = 0
-        now = 0.0
-        while arrivals.left or sched.has_requests():
-            now = arrivals.admit(step, now, not sched.has_requests(), sched.add_request)
-            changes_before = rec.total_tokens + rec.total_preemptions
-            now = self._step(step, now)
-            changes = rec.total_tokens + rec.total_preemptions - changes_before
-            check_progress(sched, changes, arrivals.left)
-            step += 1
-        stats = self.kv.prefix_cache_stats.to_dict()
-        return _result(rec, self.config, stats, now if wall else None)
+        before = rec.total_tokens + rec.total_preemptions
+        end = self._step(step, now)
+        return end, rec.total_tokens + rec.total_preemptions != before
 
     def _step(self, step: int, now: float) -> float:
         sched = self.sched
-        threshold = sched._long_prefill_threshold()
+        threshold = sched.long_prefill_threshold()
         budget = sched.max_num_scheduled_tokens
         lazy = self.lazy
         num_lazy = len(lazy)
@@ -193,8 +91,7 @@ class _FastReplay:
         mml = sched.max_model_len
         bs = self.bs
         kv = self.kv
-        held_of = kv.held if isinstance(kv, CountingKVCacheManager) else None
-        req_blocks = None if held_of is not None else kv.req_to_blocks  # type: ignore[union-attr]
+        num_blocks_of = kv.num_blocks_of
         seqs = lazy.seqs
         seq = self.seq
         # Phase A's token budget in running order: lazy requests take 1 each, a
@@ -218,12 +115,7 @@ class _FastReplay:
                 return self._slow_step(step, now)
             active_n.append((r, m))
             consumed += m
-            held = (
-                held_of.get(r.request_id, 0)
-                if held_of is not None
-                else len(req_blocks.get(r.request_id, ()))  # type: ignore[union-attr]
-            )
-            need_blocks += max(0, cdiv(c + m, bs) - held)
+            need_blocks += max(0, cdiv(c + m, bs) - num_blocks_of(r.request_id))
         if num_lazy and consumed + num_lazy > budget:
             # Lazy requests behind the explicit ones would run out of budget.
             last_lazy = seqs[-1]
@@ -261,26 +153,14 @@ class _FastReplay:
                 active_n = [(r, m) for r, m in active_n if r not in gone]
                 if stopped_at is not None:
                     active_n = [(r, m) for r, m in active_n if r is not stopped_at]
-        elif not isinstance(kv, CountingKVCacheManager):
+        else:
             # Every allocation succeeds. Blocks popped in one step are interchangeable
             # (fresh, unhashed, held once), so crossings take theirs in one batch.
             crossings = len(lazy.crossing())
             if crossings:
-                self.anon += kv.block_pool.get_new_blocks(crossings)
+                self.anon += kv.take_free_blocks(crossings)
             for r, m in active_n:
                 kv.allocate_slots(r, m)
-        else:
-            need = len(lazy.crossing())
-            held = kv.held
-            bs = self.bs
-            for r, m in active_n:
-                rid = r.request_id
-                new_held = cdiv(r.num_computed_tokens + m, bs)
-                old = held.get(rid, 0)
-                if new_held > old:
-                    need += new_held - old
-                    held[rid] = new_held
-            kv.num_free_blocks -= need
         num_lazy = len(lazy)
         order = [r.request_id for r in sched.running] if rec.keep_steps else None
 
@@ -288,7 +168,7 @@ class _FastReplay:
         out = SchedulerOutput()
         if not preempted:
             used = num_lazy + sum(m for _, m in active_n)
-            sched._schedule_waiting(out, budget - used, threshold)
+            sched.schedule_waiting(out, budget - used, threshold)
         admitted = out.num_scheduled_tokens
         sched.finished_req_ids = set()
 
@@ -331,7 +211,7 @@ class _FastReplay:
         end = now + duration
         for r in sampled_explicit:
             rec.sampled(r.request_id, step, end if self.wall_clock else None)
-            if r.status is RequestStatus.RUNNING and _is_decoding(r) and self._lazy_ok(r):
+            if r.status is RequestStatus.RUNNING and is_decoding(r) and self._lazy_ok(r):
                 del self.active[r]
                 self._lazify(r)
         for r in finishing:
@@ -349,7 +229,7 @@ class _FastReplay:
                 rid: active_map.get(rid, 1) for rid in order if rid in active_map or rid in lazy_ids
             }
             scheduled.update(admitted)
-        self._record(
+        self.record(
             step,
             scheduled,
             out.prefix_hit_tokens,
@@ -408,11 +288,7 @@ class _FastReplay:
     def _take_blocks(self, n: int) -> int:
         """Take `n` blocks for lazy crossings (by count, or popped into `anon`)."""
         if n:
-            kv = self.kv
-            if isinstance(kv, CountingKVCacheManager):
-                kv.num_free_blocks -= n
-            else:
-                self.anon += kv.block_pool.get_new_blocks(n)
+            self.anon += self.kv.take_free_blocks(n)
         return 0
 
     def _preempt(self, r: Request) -> None:
@@ -423,7 +299,7 @@ class _FastReplay:
         else:
             self.active.pop(r, None)
         self.seq.pop(r, None)
-        self.sched._preempt_request(r)
+        self.sched.preempt_request(r)
 
     def _finish(self, r: Request) -> None:
         sched = self.sched
@@ -437,10 +313,7 @@ class _FastReplay:
         else:
             running.remove(r)
         self.active.pop(r, None)
-        kv = self.kv
-        if isinstance(kv, CountingKVCacheManager) and r.request_id not in kv.held:
-            kv.held[r.request_id] = cdiv(r.num_computed_tokens, self.bs)
-        kv.free(r)
+        self.kv.free(r)
         sched.finished_req_ids.add(r.request_id)
         del sched.requests[r.request_id]
         self.seq.pop(r, None)
@@ -460,24 +333,9 @@ class _FastReplay:
         """Bring a lazy request's state up to date: C, its blocks (taken from the
         batch-popped ones) and, with prefix caching, the hashes of its full blocks."""
         self.lazy.materialise(r)
-        kv = self.kv
-        c = r.num_computed_tokens
-        if isinstance(kv, CountingKVCacheManager):
-            kv.held[r.request_id] = cdiv(c, self.bs)
-            return
-        blocks = kv.req_to_blocks[r.request_id]
-        missing = cdiv(c, self.bs) - len(blocks)
-        if missing > 0:
-            anon = self.anon
-            blocks += anon[-missing:]
-            del anon[-missing:]
-        if kv.enable_caching:
-            kv.cache_blocks(r, c)
+        self.kv.adopt_blocks(r, r.num_computed_tokens, self.anon)
 
     def _lazify(self, r: Request) -> None:
-        kv = self.kv
-        if isinstance(kv, CountingKVCacheManager):
-            kv.held.pop(r.request_id, None)  # derived from C while lazy
         self.lazy.add(r, self.seq[r])
 
     # ---- slow steps ------------------------------------------------------------------
@@ -491,80 +349,18 @@ class _FastReplay:
         self.active.clear()
 
     def _slow_step(self, step: int, now: float) -> float:
-        sched = self.sched
-        rec = self.rec
         self._materialise_all()
-        out = sched.schedule()
-        shape = self._shape_from_scheduler(out) if self.step_time else None
-        sampled, finished = sched.update_from_output(out)
-        duration = self.step_time(shape) if self.step_time and shape else 0.0
-        end = now + duration
-        start = now if self.wall_clock else None
-        stop = end if self.wall_clock else None
-        for rid in out.num_scheduled_tokens:
-            rec.scheduled(rid, step, start)
-        for rid in sampled:
-            rec.sampled(rid, step, stop)
-        for rid in finished:
-            x = rec.finished(rid, step, stop)
-            x.num_output_tokens = sched.requests[rid].num_output_tokens
-            del sched.requests[rid]
-        for rid in out.preempted:
-            rec.requests[rid].num_preemptions += 1
+        end, _ = super().step(step, now)
         # Rebuild the lazy view: running order defines the sequence numbers.
         self.seq = {}
-        for r in sched.running:
+        for r in self.sched.running:
             self.seq[r] = self.next_seq
             self.next_seq += 1
-            if _is_decoding(r) and self._lazy_ok(r):
+            if is_decoding(r) and self._lazy_ok(r):
                 self._lazify(r)
             else:
                 self.active[r] = None
-        self._record(
-            step,
-            out.num_scheduled_tokens,
-            out.prefix_hit_tokens,
-            out.preempted,
-            finished,
-            now,
-            duration,
-            out.total_num_scheduled_tokens,
-        )
         return end
-
-    # ---- records ---------------------------------------------------------------------
-
-    def _record(
-        self,
-        step: int,
-        scheduled: dict[str, int],
-        hits: dict[str, int],
-        preempted: list[str],
-        finished: list[str],
-        now: float,
-        duration: float,
-        total_tokens: int,
-    ) -> None:
-        rec = self.rec
-        sched = self.sched
-        r = StepRecord(
-            step=step,
-            scheduled=scheduled,
-            prefix_hit_tokens=hits,
-            preempted=preempted,
-            finished=finished,
-            num_waiting=len(sched.waiting),
-            num_running=len(sched.running),
-            kv_usage=self.kv.usage,
-            start_time=now if self.wall_clock else None,
-            duration=duration if self.wall_clock else None,
-        )
-        rec.total_tokens += total_tokens
-        rec.total_preemptions += len(preempted)
-        rec.num_steps += 1
-        rec.series.append(r, rec.total_preemptions)
-        if rec.keep_steps:
-            rec.steps.append(r)
 
     def _shape(self, explicit: list[tuple[Request, int]], num_lazy: int) -> StepShape:
         lazy = self.lazy
@@ -586,11 +382,3 @@ class _FastReplay:
             num_reqs=num_lazy + len(explicit),
             context_tokens=context,
         )
-
-    def _shape_from_scheduler(self, out: SchedulerOutput) -> StepShape:
-        from llmsched.replay.engine import _shape
-
-        return _shape(self.sched, out.num_scheduled_tokens)
-
-
-__all__ = ["KVCacheManager", "run_fast"]

@@ -1,4 +1,6 @@
-"""The replay loop around the scheduler (vLLM: `EngineCore.step`, synchronous).
+"""The replay's step loop (vLLM: `EngineCore.step`, synchronous) and what every
+scheduler shares around it: admission of the trace's requests, per-step and
+per-request records, and the result.
 
 Step clock: a request joins at the start of step `arrival_step`; every step is emitted,
 empty ones included. Wall clock: a request joins at the first step starting at or after
@@ -9,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
-from llmsched.errors import InputFileError, LlmschedError
+from llmsched.errors import InputFileError
 from llmsched.model import Location
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import cdiv
 from llmsched.replay.metrics import ReplayResult, RequestRecord, StepRecord, TimeSeries
 from llmsched.replay.request import Request, TraceRequest
-from llmsched.replay.scheduler import Scheduler
 
 
 @dataclass(frozen=True)
@@ -65,33 +67,21 @@ def check_fits(requests: Iterable[TraceRequest], config: SchedulerConfig, path: 
             )
 
 
-def check_progress(sched: Scheduler, changes: int, arrivals_left: int) -> None:
-    """A step that schedules nothing while requests wait, with no arrival to come, would
-    repeat forever: the state cannot change any more."""
-    if changes or arrivals_left or not (sched.waiting or sched.running):
-        return
-    head = sched.waiting.peek_request() if sched.waiting else sched.running[0]
-    raise LlmschedError(
-        f"the replay cannot make progress: request {head.request_id!r} "
-        f"({head.num_tokens} tokens) can never be scheduled with this config"
-    )
-
-
 def make_request(req: TraceRequest, index: int, config: SchedulerConfig) -> Request:
+    """`index` is the request's place in submission order (`Request.priority_key`)."""
     return Request(
         request_id=req.request_id,
         num_prompt_tokens=req.prompt_len,
         max_tokens=max_output_tokens(req, config),
-        arrival_time=req.arrival_time if req.arrival_time is not None else float(req.arrival_step),
         priority=req.priority,
         prefix_group=req.prefix_group,
         prefix_len=req.prefix_len,
-        index=index,
+        arrival_seq=index,
     )
 
 
-class _Recorder:
-    """Collects per-step and per-request records, shared by both engines."""
+class Recorder:
+    """Collects per-step and per-request records, shared by every scheduler."""
 
     def __init__(self, keep_steps: bool) -> None:
         self.keep_steps = keep_steps
@@ -103,8 +93,10 @@ class _Recorder:
         self.total_preemptions = 0
         self.num_steps = 0
 
-    def step(self, rec: StepRecord) -> None:
-        self.total_tokens += sum(rec.scheduled.values())
+    def step(self, rec: StepRecord, num_tokens: int) -> None:
+        """`num_tokens`: scheduled in the step (`rec.scheduled` may be left empty when
+        steps are not kept)."""
+        self.total_tokens += num_tokens
         self.total_preemptions += len(rec.preempted)
         self.num_steps += 1
         self.series.append(rec, self.total_preemptions)
@@ -134,16 +126,39 @@ class _Recorder:
         rr.finish_reason = reason
         return rr
 
+    def result(
+        self,
+        config: SchedulerConfig,
+        prefix_stats: dict[str, int],
+        total_time: float | None,
+        engine: str = "v1",
+    ) -> ReplayResult:
+        return ReplayResult(
+            config_echo=config.echo(),
+            vllm_version=config.vllm_version,
+            total_steps=self.num_steps,
+            total_scheduled_tokens=self.total_tokens,
+            total_preemptions=self.total_preemptions,
+            num_requests=len(self.requests) + len(self.rejected),
+            prefix_cache_stats=prefix_stats,
+            rejected=self.rejected,
+            requests=self.requests,
+            series=self.series,
+            steps=self.steps if self.keep_steps else None,
+            total_time=total_time,
+            engine=engine,
+        )
 
-class _Arrivals:
+
+class Arrivals:
     """The trace's accepted requests in arrival order, handed to a scheduler when their
-    time comes; shared by all engines. Refused requests go to `rec.rejected`."""
+    time comes. Refused requests go to `rec.rejected`."""
 
     def __init__(
         self,
         trace: Iterable[TraceRequest],
         config: SchedulerConfig,
-        rec: _Recorder,
+        rec: Recorder,
         wall_clock: bool,
     ) -> None:
         self.rec = rec
@@ -191,106 +206,32 @@ class _Arrivals:
         return now
 
 
-def run_reference(
-    trace: Iterable[TraceRequest],
-    config: SchedulerConfig,
-    *,
-    keep_steps: bool = True,
-    step_time: StepTimeFn | None = None,
-    wall_clock: bool = False,
-    path: str = "<trace>",
-) -> ReplayResult:
-    """Replay with the literal scheduler (`scheduler.py`), one step at a time."""
-    trace_list = list(trace)
-    check_fits(trace_list, config, path)
-    sched = Scheduler(config)
-    rec = _Recorder(keep_steps)
-    arrivals = _Arrivals(trace_list, config, rec, wall_clock)
+class Stepper(Protocol):
+    """A scheduler with its per-step book-keeping, driven by `run_steps`."""
 
+    def has_requests(self) -> bool: ...
+
+    def add_request(self, request: Request) -> None: ...
+
+    def step(self, step: int, now: float) -> tuple[float, bool]:
+        """Run step `step` starting at `now`; return its end time and whether it changed
+        anything (scheduled, preempted or dropped a request)."""
+        ...
+
+    def check_stuck(self) -> None:
+        """Raise when, after a step that changed nothing and with no arrival to come,
+        requests are left: the state cannot change any more."""
+        ...
+
+
+def run_steps(stepper: Stepper, arrivals: Arrivals) -> float:
+    """Step until the trace is served; returns the end time of the last step."""
     step = 0
     now = 0.0
-    while arrivals.left or sched.has_requests():
-        now = arrivals.admit(step, now, not sched.has_requests(), sched.add_request)
-
-        out = sched.schedule()
-        shape = _shape(sched, out.num_scheduled_tokens) if step_time else None
-        sampled, finished = sched.update_from_output(out)
-        duration = step_time(shape) if step_time and shape else 0.0
-        end = now + duration
-        for rid in out.num_scheduled_tokens:
-            rec.scheduled(rid, step, now if wall_clock else None)
-        for rid in sampled:
-            rec.sampled(rid, step, end if wall_clock else None)
-        for rid in finished:
-            rec.finished(rid, step, end if wall_clock else None)
-        for rid in out.preempted:
-            rec.requests[rid].num_preemptions += 1
-        for rid in sampled:
-            rec.requests[rid].num_output_tokens = sched.requests[rid].num_output_tokens
-        rec.step(
-            StepRecord(
-                step=step,
-                scheduled=out.num_scheduled_tokens,
-                prefix_hit_tokens=out.prefix_hit_tokens,
-                preempted=out.preempted,
-                finished=finished,
-                num_waiting=len(sched.waiting),
-                num_running=len(sched.running),
-                kv_usage=sched.kv_cache_manager.usage,
-                start_time=now if wall_clock else None,
-                duration=duration if wall_clock else None,
-            )
-        )
-        for rid in finished:
-            del sched.requests[rid]
-        check_progress(sched, out.total_num_scheduled_tokens + len(out.preempted), arrivals.left)
+    while arrivals.left or stepper.has_requests():
+        now = arrivals.admit(step, now, not stepper.has_requests(), stepper.add_request)
+        now, changed = stepper.step(step, now)
+        if not changed and not arrivals.left:
+            stepper.check_stuck()
         step += 1
-        now = end
-    return _result(
-        rec,
-        config,
-        sched.kv_cache_manager.prefix_cache_stats.to_dict(),
-        now if wall_clock else None,
-    )
-
-
-def _shape(sched: Scheduler, scheduled: dict[str, int]) -> StepShape:
-    prefill = decode = context = 0
-    for rid, n in scheduled.items():
-        r = sched.requests[rid]
-        context += r.num_computed_tokens
-        if n == 1 and r.num_output_tokens > 0 and r.num_computed_tokens == r.num_tokens:
-            decode += 1
-        else:
-            prefill += n
-    return StepShape(
-        num_tokens=prefill + decode,
-        num_prefill_tokens=prefill,
-        num_decode_reqs=decode,
-        num_reqs=len(scheduled),
-        context_tokens=context,
-    )
-
-
-def _result(
-    rec: _Recorder,
-    config: SchedulerConfig,
-    prefix_stats: dict[str, int],
-    total_time: float | None,
-    engine: str = "v1",
-) -> ReplayResult:
-    return ReplayResult(
-        config_echo=config.echo(),
-        vllm_version=config.vllm_version,
-        total_steps=rec.num_steps,
-        total_scheduled_tokens=rec.total_tokens,
-        total_preemptions=rec.total_preemptions,
-        num_requests=len(rec.requests) + len(rec.rejected),
-        prefix_cache_stats=prefix_stats,
-        rejected=rec.rejected,
-        requests=rec.requests,
-        series=rec.series,
-        steps=rec.steps if rec.keep_steps else None,
-        total_time=total_time,
-        engine=engine,
-    )
+    return now
