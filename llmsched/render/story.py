@@ -117,13 +117,17 @@ def _confirmation_line(confirmation: dict) -> str:
     remedy = confirmation.get("remedy") or {}
     if replayed:
         text += " — " + ", ".join(
-            f"{k} {v}" for k, v in replayed.items() if not isinstance(v, dict)
+            f"{k} {_number(v)}" for k, v in replayed.items() if not isinstance(v, dict)
         )
     if remedy:
-        after = remedy.get("replayed") or {}
-        text += f"; remedy {remedy.get('change')}: " + ", ".join(
-            f"{k} {v}" for k, v in after.items() if not isinstance(v, dict)
-        )
+        judgement = remedy.get("judgement") or {}
+        helps = "helps" if remedy.get("improves") else "does not help"
+        text += f"; remedy {remedy.get('change')} {helps}"
+        if judgement.get("reason"):
+            text += f": {judgement['reason']}"
+        for side in ("better", "worse"):
+            if judgement.get(side):
+                text += f"; {side}: " + ", ".join(judgement[side])
     if remedy.get("note"):
         text += f". {remedy['note']}"
     if confirmation.get("reason"):
