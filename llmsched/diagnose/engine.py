@@ -30,6 +30,7 @@ SCOPE_VARIABLE = {
     "cluster": "cluster",
 }
 SUPERSEDED_FACTOR = 0.5
+TIE_MARGIN = 0.8  # a finding this close to the top one, in another layer, makes a tie
 MAX_QUOTES = 5
 
 
@@ -203,7 +204,7 @@ def verdict(ranked: list[RankedFinding]) -> dict[str, Any] | None:
         return None
     top = ranked[0]
     layer: Layer = top.finding.layer
-    others = {r.finding.layer for r in ranked[1:] if r.confidence >= top.confidence * 0.8}
+    others = {r.finding.layer for r in ranked[1:] if r.confidence >= top.confidence * TIE_MARGIN}
     confidence = top.confidence if not (others - {layer}) else top.confidence * 0.85
     return {
         "layer": layer.value,

@@ -10,11 +10,13 @@ from typing import Any, TextIO
 
 from llmsched import __version__
 from llmsched.config import Config
-from llmsched.diagnose.engine import DiagnoseEvaluator, compile_diagnose, rank, verdict
+from llmsched.diagnose.engine import DiagnoseEvaluator, compile_diagnose, rank
 from llmsched.diagnose.evidence import SniffResult
 from llmsched.diagnose.facts import Facts, build_facts
+from llmsched.diagnose.words import weigh_words
 from llmsched.engine.evaluate import select_rules
 from llmsched.engine.loader import load_rules
+from llmsched.evidence.triage import load_symptoms, triage_words
 from llmsched.model import Finding, InputError, Location, Report, ReportKind
 from llmsched.snapshot import Snapshot
 
@@ -63,6 +65,17 @@ def run_diagnose(
     evaluator = DiagnoseEvaluator(compile_diagnose(specs), config)
     evaluator.run(facts)
     ranked = rank(evaluator.ranked, {s.code: s for s in specs})
+    words = triage_words(sniffed.prose)
+    recognised = snapshot is not None or any(s.get("recognised_as") for s in facts.sources)
+    weighed = weigh_words(
+        words,
+        ranked,
+        {s.code: s for s in specs},
+        facts,
+        evaluator.not_evaluated,
+        recognised=recognised,
+    )
+    ranked = weighed.ranked
     findings: list[Finding] = []
     for item in ranked:
         finding = item.finding
@@ -97,9 +110,16 @@ def run_diagnose(
                 }
                 for r in ranked
             ],
+            "words": {
+                "lines_read": words.lines_read,
+                "truncated": words.truncated,
+                "recognised": recognised,
+                "paste": load_symptoms().checklist(),
+            },
         },
-        verdict=verdict(ranked),
+        verdict=weighed.verdict,
         kind=ReportKind.diagnose,
+        triage=weighed.triage,
     )
 
 

@@ -27,6 +27,7 @@ from llmsched.diagnose.sniff.prometheus import find_exposition
 from llmsched.diagnose.sniff.ray_status import find_ray_status
 from llmsched.diagnose.sniff.structured import find_embedded, looks_structured, read_whole
 from llmsched.errors import InputFileError
+from llmsched.evidence.triage import MAX_LINES as MAX_PROSE_LINES
 from llmsched.model import InputError, Location
 
 __all__ = ["DEFAULT_MAX_FILE_SIZE", "sniff_paths", "sniff_text"]
@@ -84,7 +85,9 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
     result.observations.extend(observations)
     for block in blocks:
         result.errors.extend(block.errors)
-    result.sources.append(_account(path, lines, owner, blocks, matched, observations))
+    result.sources.append(
+        _account(path, lines, owner, blocks, matched, observations, result.prose)
+    )
     return result
 
 
@@ -352,6 +355,7 @@ def _account(
     blocks: Sequence[Block],
     matched: _Matched,
     observations: Sequence[Observation],
+    prose: list[tuple[Location, str]],
 ) -> dict[str, Any]:
     formats: list[str] = []
 
@@ -377,6 +381,8 @@ def _account(
         if _NOISE.match(line.raw):
             continue
         unrecognised += 1
+        if len(prose) < MAX_PROSE_LINES:
+            prose.append((Location(path, line.number), line.text))
         if first_unrecognised is None:
             first_unrecognised = line.number
     for item in observations:

@@ -1,0 +1,1 @@
+"""Pasted text turned into facts: sniffers, signature and symptom catalogues."""
