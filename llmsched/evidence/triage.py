@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,10 +140,14 @@ def triage_words(
     for _, text in kept[:-1]:
         starts.append(starts[-1] + len(text) + 1)
     found: dict[str, list[WordMatch]] = {}
-    for symptom in catalogue.symptoms:
-        match = _first_match(symptom, joined)
+    taken: list[tuple[int, int, int]] = []  # (start, end, weight) of the spans matched
+    # strongest symptoms first: words already read as a specific symptom ("stuck in
+    # Pending") are not read again as a generic one ("stuck")
+    for symptom in sorted(catalogue.symptoms, key=lambda s: -s.weight):
+        match = _first_match(symptom, joined, taken)
         if match is None:
             continue
+        taken.append((match.start(), match.end(), symptom.weight))
         index = bisect.bisect_right(starts, match.start()) - 1
         where = kept[index][0]
         quote = " ".join(match.group(0).split())[:MAX_QUOTE_CHARS]
@@ -167,12 +171,18 @@ def triage_words(
     return WordTriage(tuple(candidates), extract_names(joined), len(kept), truncated)
 
 
-def _first_match(symptom: Symptom, text: str) -> re.Match[str] | None:
+def _first_match(
+    symptom: Symptom, text: str, taken: Sequence[tuple[int, int, int]] = ()
+) -> re.Match[str] | None:
     if symptom.context is not None and symptom.context.search(text) is None:
         return None
     for phrase in symptom.phrases:
         for match in phrase.pattern.finditer(text):
-            if not _negated(text, match, phrase):
+            inside = any(
+                start <= match.start() and match.end() <= end and weight > symptom.weight
+                for start, end, weight in taken
+            )
+            if not inside and not _negated(text, match, phrase):
                 return match
     return None
 
