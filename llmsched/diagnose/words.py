@@ -26,6 +26,10 @@ JUDGED_SCOPES = {"pod", "node", "ray", "endpoint"}
 CONFIRMED = "confirmed by the evidence"
 WORDS_ONLY = "words only"
 NOT_SHOWN = "not shown by the evidence"
+# A verdict from words is a guess: 0.1 per point of symptom weight, never above 0.3, so
+# that it reads below any rule's confidence over real evidence.
+WORDS_CONFIDENCE_PER_POINT = 0.1
+WORDS_CONFIDENCE_CAP = 0.3
 
 
 @dataclass
@@ -149,7 +153,9 @@ def _words_verdict(entries: Sequence[dict[str, Any]], recognised: bool) -> dict[
     return {
         "layer": top["layer"],
         "rule": top["rule"],
-        "confidence": None,
+        "confidence": round(
+            min(WORDS_CONFIDENCE_CAP, WORDS_CONFIDENCE_PER_POINT * top["score"]), 2
+        ),
         "summary": summary,
         "basis": basis,
     }

@@ -36,7 +36,7 @@ def test_words_alone_make_a_verdict_that_says_so() -> None:
     )
     assert weighed.verdict is not None
     assert weighed.verdict["layer"] == "vllm" and weighed.verdict["rule"] == "DVLLM04"
-    assert weighed.verdict["confidence"] is None
+    assert weighed.verdict["confidence"] == 0.3  # one specific symptom: a guess, and says so
     assert weighed.verdict["basis"] == "words only — no evidence was recognised"
     assert "“TTFT”" in weighed.verdict["summary"] and "notes.txt:1" in weighed.verdict["summary"]
     assert weighed.triage[0]["status"] == WORDS_ONLY and counts(weighed.triage)
