@@ -140,6 +140,7 @@ def triage_words(
     for _, text in kept[:-1]:
         starts.append(starts[-1] + len(text) + 1)
     found: dict[str, list[WordMatch]] = {}
+    positions: dict[str, int] = {}
     taken: list[tuple[int, int, int]] = []  # (start, end, weight) of the spans matched
     # strongest symptoms first: words already read as a specific symptom ("stuck in
     # Pending") are not read again as a generic one ("stuck")
@@ -152,12 +153,11 @@ def triage_words(
         where = kept[index][0]
         quote = " ".join(match.group(0).split())[:MAX_QUOTE_CHARS]
         word = WordMatch(symptom.id, quote, where, symptom.source, symptom.weight)
-        for rule in symptom.rules:
-            found.setdefault(rule, []).append(word)
-    order: dict[str, tuple[int, int]] = {}  # where the catalogue first names the rule
-    for index, symptom in enumerate(catalogue.symptoms):
         for position, rule in enumerate(symptom.rules):
-            order.setdefault(rule, (position, index))
+            found.setdefault(rule, []).append(word)
+            # a symptom lists its rules most likely first: ties go to the rule that the
+            # matched symptoms name earliest
+            positions[rule] = min(positions.get(rule, position), position)
     candidates = [
         Candidate(
             rule=rule,
@@ -167,7 +167,7 @@ def triage_words(
         )
         for rule, words in found.items()
     ]
-    candidates.sort(key=lambda c: (-c.score, -c.best.weight, order.get(c.rule, (99, 0)), c.rule))
+    candidates.sort(key=lambda c: (-c.score, -c.best.weight, positions[c.rule], c.rule))
     return WordTriage(tuple(candidates), extract_names(joined), len(kept), truncated)
 
 
