@@ -131,6 +131,12 @@ def diagnose(
     named = counts(report.triage or [])
     if report.errors and not recognised and not named:
         raise typer.Exit(2)
+    if not recognised and not named and not snapshots:
+        typer.echo(
+            "llmsched: nothing recognised: no evidence format and no symptom words (paste "
+            "kubectl describe pod / get events, ray status -v, the vLLM log or /metrics)",
+            err=True,
+        )
     # words are a result, not an error: a named candidate is 1, nothing recognised is 0
     raise typer.Exit(1 if report.active_findings or named else 0)
 

@@ -63,9 +63,12 @@ def render_story(report: Report, *, color: bool = False, width: int | None = Non
     sources = report.stats.get("sources", [])
     if sources:
         console.print(Text("Evidence read", style="bold"))
+        described = {e["location"]["path"] for e in report.triage or []}
         for source in sources:
-            what = ", ".join(source.get("recognised_as") or []) or "nothing recognised"
             where = source.get("path") or source.get("endpoint") or "?"
+            what = ", ".join(source.get("recognised_as") or []) or (
+                "a description (see the triage)" if where in described else "nothing recognised"
+            )
             extra = ""
             if source.get("unrecognised_lines"):
                 extra = f"; {source['unrecognised_lines']} line(s) not recognised"

@@ -72,6 +72,7 @@ def test_text_output_quotes_the_phrase_and_says_words_only(workdir: Path) -> Non
     assert "words only" in out and "“pod vllm-0 in namespace llm is stuck in Pending”" in out
     assert "<stdin>:1" in out
     assert "$ kubectl describe pod vllm-0 -n llm" in out
+    assert "<stdin>: a description (see the triage)" in out
 
 
 def test_artifacts_outrank_words(workdir: Path) -> None:
@@ -125,7 +126,7 @@ def test_nothing_recognised_is_exit_0_with_the_paste_checklist(workdir: Path, st
     assert "no layer is at fault" not in out
     for command in ("kubectl describe pod", "kubectl get events", "ray status -v", "/metrics"):
         assert command in out
-    assert b"Traceback" not in result.stderr
+    assert b"Traceback" not in result.stderr and b"nothing recognised" in result.stderr
     report = as_json(run("-", "-o", "json", cwd=workdir, stdin=stdin))
     assert report["verdict"] is None and report["triage"] == []
     assert report["summary"]["words"]["recognised"] is False
