@@ -188,16 +188,24 @@ def _first_match(
 
 
 def _negated(text: str, match: re.Match[str], phrase: Phrase) -> bool:
-    before = text[max(0, match.start() - _NEGATION_WINDOW) : match.start()]
-    cut = list(_CLAUSE_END.finditer(before))
-    if cut:
-        before = before[cut[-1].end() :]
-    if _NEGATION_ZH.search(before[-3:]) or _NEGATION_EN.search(before):
+    """A negation within the two words before the match ("is not pending", "并没有卡住"),
+    or, for a pattern that does not spell one itself, near the end of the match."""
+    before = _clause_tail(text[max(0, match.start() - _NEGATION_WINDOW) : match.start()])
+    if _NEGATION_ZH.search(before[-3:]) or _NEGATION_EN.search(_last_words(before, 2)):
         return True
-    inside = match.group(0)
-    return not phrase.says_negation and bool(
-        _NEGATION_EN.search(inside) or _NEGATION_ZH.search(inside)
-    )
+    if phrase.says_negation:
+        return False
+    inside = _clause_tail(match.group(0))
+    return bool(_NEGATION_EN.search(_last_words(inside, 3)) or _NEGATION_ZH.search(inside[-4:]))
+
+
+def _clause_tail(text: str) -> str:
+    cut = list(_CLAUSE_END.finditer(text))
+    return text[cut[-1].end() :] if cut else text
+
+
+def _last_words(text: str, count: int) -> str:
+    return " ".join(text.split()[-count:])
 
 
 # ------------------------------------------------------------------ placeholders

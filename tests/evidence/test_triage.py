@@ -91,6 +91,10 @@ def test_negated_symptoms_do_not_count() -> None:
     assert words("the pod is not pending, it is Running") == []
     assert words("并没有卡住") == []
     assert "DVLLM01" in words("requests hang and there are no errors in the log")
+    # a negation elsewhere in the sentence is about something else
+    assert words("the pod does not start and stays Pending")[0] == "DK8S01"
+    assert words("the pod didn't start, it's pending")[0] == "DK8S01"
+    assert words("requests are no longer stuck") == []
 
 
 def test_the_match_is_quoted_with_where_it_was_written() -> None:
