@@ -15,8 +15,8 @@ import time
 import tracemalloc
 
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.engine import run_reference
-from llmsched.replay.fast_engine import run_fast
+from llmsched.replay.fast import run_fast
+from llmsched.replay.reference import run_reference
 from llmsched.replay.request_queue import SchedulingPolicy
 from llmsched.replay.workload import LengthDist, WorkloadSpec, generate_workload
 

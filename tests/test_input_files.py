@@ -10,7 +10,7 @@ import pytest
 
 from llmsched.errors import InputFileError
 from llmsched.input_files import read_json, read_regular_bytes, read_text
-from llmsched.knowledge.models import load_hf_config
+from llmsched.knowledge.hf_config import load_hf_config
 from llmsched.replay.workload import load_config, load_trace
 
 

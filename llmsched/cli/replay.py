@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from llmsched.replay.judge import Objective
+
 if TYPE_CHECKING:
     from llmsched.replay.setup import ConfigSource, ReplaySetup
 
@@ -130,10 +132,18 @@ def replay(
     ray_address: Annotated[
         str | None, typer.Option("--ray-address", help="Sweeps: an existing Ray cluster.")
     ] = None,
+    objective: Annotated[
+        Objective,
+        typer.Option(
+            "--objective",
+            help="Sweeps: what the best setting must improve (the others must not get worse).",
+        ),
+    ] = Objective.ttft_p90,
 ) -> None:
     """Replay vLLM's request scheduler step by step; try other settings with --sweep."""
     from llmsched.errors import InputFileError
     from llmsched.model import Location
+    from llmsched.replay.charts import run_view
     from llmsched.replay.setup import ConfigSource, WorkloadSource, prepare
 
     if engine is ReplayEngine.v0 and sweep:
@@ -144,16 +154,19 @@ def replay(
     )
     setup = prepare(source, work)
     if sweep:
-        _run_sweep(setup, vllm_version, sweep, executor, ray_address, output)
+        if step_log is not None:
+            raise InputFileError(
+                "--step-log records one replay; drop --sweep, or replay the chosen point alone",
+                Location("--step-log"),
+            )
+        _run_sweep(setup, vllm_version, sweep, executor, ray_address, output, objective, html_out)
         return
     result = _run_one(setup, source, engine, preemption_mode, swap_space, step_log is not None)
     if step_log is not None:
         with step_log.open("w", encoding="utf-8") as f:
             result.write_step_log(f)
     if html_out is not None:
-        from llmsched.replay.charts import html_report
-
-        html_out.write_text(html_report(result), encoding="utf-8")
+        _write_html(html_out, setup, vllm_version, [run_view(result, "as configured")])
     summary = result.summary()
     if setup.workload_info is not None:
         summary["workload"] = setup.workload_info
@@ -171,6 +184,35 @@ def replay(
         typer.echo(terminal_charts(result))
 
 
+def _overlaid(views: list[dict[str, Any]], best: int | None) -> list[dict[str, Any]]:
+    """The runs drawn on shared axes: all of a small sweep, else the first and the best."""
+    if len(views) <= 6:
+        return views
+    keep = [0] + ([best] if best not in (None, 0) else [])
+    return [views[i] for i in keep]
+
+
+def _write_html(
+    path: Path,
+    setup: ReplaySetup,
+    version: str,
+    runs: list[dict[str, Any]],
+    sweep: dict[str, Any] | None = None,
+) -> None:
+    from llmsched.render.html_report import render_page
+    from llmsched.replay.charts import header_rows, page
+
+    extra: list[tuple[str, Any]] = []
+    if setup.model:
+        extra.append(("model", setup.model))
+    if setup.engine is not None:
+        extra.append(("GPU", setup.engine.gpu))
+    clock = "wall clock (roofline cost model)" if setup.cost is not None else "scheduler steps"
+    extra.append(("clock", clock))
+    header = header_rows(setup.trace.path, len(setup.trace), setup.base, version, extra)
+    path.write_text(render_page(page("llmsched replay", header, runs, sweep=sweep)), "utf-8")
+
+
 def _run_one(
     setup: ReplaySetup,
     source: ConfigSource,
@@ -179,14 +221,14 @@ def _run_one(
     swap_space: float | None,
     keep_steps: bool,
 ) -> Any:
-    from llmsched.replay.fast_engine import run_fast
+    from llmsched.replay.fast import run_fast
 
     cfg = setup.scheduler_config(source)
     typer.echo(f"replaying {len(setup.trace)} requests...", err=True)
     trace = setup.trace
     if engine is ReplayEngine.v0:
         from llmsched.replay.setup import v0_cpu_blocks
-        from llmsched.replay.v0_scheduler import V0Options, run_v0
+        from llmsched.replay.v0 import V0Options, run_v0
 
         options = V0Options(
             preemption_mode=mode.value,
@@ -219,18 +261,37 @@ def _run_sweep(
     executor: str,
     ray_address: str | None,
     output: ReplayOutput,
+    objective: Objective,
+    html_out: Path | None,
 ) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from llmsched.replay.sweep import SweepJob, grid_points, parse_sweep, run_sweep
+    from llmsched.replay.sweep import (
+        SweepJob,
+        check_jobs,
+        grid_points,
+        judge_sweep,
+        parse_sweep,
+        run_sweep,
+    )
 
     points = grid_points(parse_sweep(specs))
     trace = setup.trace
     jobs = [
-        SweepJob(trace.requests, setup.base, p, version, trace.wall_clock, setup.engine, setup.cost)
+        SweepJob(
+            trace.requests,
+            setup.base,
+            p,
+            version,
+            trace.wall_clock,
+            setup.engine,
+            setup.cost,
+            keep_series=html_out is not None,
+        )
         for p in points
     ]
+    check_jobs(jobs)
     columns = (TextColumn("sweep"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
         task = bar.add_task("sweep", total=len(jobs))
@@ -240,8 +301,23 @@ def _run_sweep(
             ray_address,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
+    judged = judge_sweep(result.points, objective)
+    if html_out is not None:
+        views = [p.pop("view") for p in result.points]
+        sweep_view = {
+            "names": list(points[0]) if points else [],
+            "points": result.points,
+            "best": judged["best"],
+            "objective": objective.value,
+            "saturation": judged["saturation"]["sentence"],
+        }
+        _write_html(html_out, setup, version, _overlaid(views, judged["best"]), sweep_view)
     if output is ReplayOutput.json:
-        body: dict[str, Any] = {"executor": result.executor, "points": result.points}
+        body: dict[str, Any] = {
+            "executor": result.executor,
+            "points": result.points,
+            "judgement": judged,
+        }
         if setup.workload_info is not None:
             body["workload"] = setup.workload_info
         typer.echo(json.dumps(body, indent=2))
@@ -250,4 +326,4 @@ def _run_sweep(
 
     if setup.workload_info is not None:
         typer.echo(workload_text(setup.workload_info))
-    typer.echo(sweep_table(list(points[0]) if points else [], result.points))
+    typer.echo(sweep_table(list(points[0]) if points else [], result.points, judged))

@@ -101,7 +101,7 @@ def explain(
                     "remediation": spec.remediation,
                     "references": list(spec.references),
                     "examples": spec.examples,
-                    "symptom": spec.symptom,
+                    "symptom": spec.symptom or (f"check: {spec.check}" if spec.check else None),
                     "next_steps": spec.next_steps,
                     "confidence": spec.confidence if spec.kind == "diagnose" else None,
                     "supersedes": list(spec.supersedes),
@@ -123,7 +123,8 @@ def explain(
     console.print(Markdown(spec.remediation))
     if spec.kind == "diagnose":
         console.print(f"\n[bold]Symptom[/bold] ({spec.scope}, likelihood {spec.confidence:.0%})")
-        console.print(Syntax(str(spec.symptom).strip(), "javascript", word_wrap=True))
+        symptom = spec.symptom or f"check: {spec.check}"  # a named check in diagnose/checks/
+        console.print(Syntax(symptom.strip(), "javascript", word_wrap=True))
         if spec.next_steps:
             console.print("\n[bold]Next steps[/bold]")
             console.print(Syntax(spec.next_steps.rstrip(), "bash", word_wrap=True))

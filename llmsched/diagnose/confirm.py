@@ -13,23 +13,29 @@ replayed on the same workload and both are reported.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from llmsched.diagnose.facts import Facts, Subject
+from llmsched.engine.cel import Activation, compile_expression
+from llmsched.engine.spec import ConfirmSpec
 from llmsched.errors import InputFileError
+from llmsched.knowledge.vllm.defaults import engine_defaults
 from llmsched.model import Finding
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.estimate import WorkloadEstimate, estimate, observe_rates, observe_scrapes
-from llmsched.replay.fast_engine import run_fast
+from llmsched.replay.fast import run_fast
 from llmsched.replay.scrapes import bundle_pair, parse_pair
 from llmsched.replay.workload import generate_workload
 
 REPLAY_REQUESTS = 600
-DEFAULT_MAX_NUM_SEQS = 256
-DEFAULT_BATCHED_TOKENS = 2048
-DEFAULT_BLOCK_SIZE = 16
+# vLLM's defaults when the evidence tells neither GPU nor version: what vLLM itself uses when
+# it cannot read the device (llmsched.knowledge.vllm.defaults).
+_UNTOLD = engine_defaults(None)
+DEFAULT_MAX_NUM_SEQS = int(_UNTOLD["max_num_seqs"])
+DEFAULT_BATCHED_TOKENS = int(_UNTOLD["max_num_batched_tokens"])
+DEFAULT_BLOCK_SIZE = int(_UNTOLD["block_size"])
 
 
 def _number(data: Mapping[str, Any], key: str) -> float | None:
@@ -122,51 +128,34 @@ def _replay(config: Mapping[str, Any], workload: Mapping[str, Any]) -> dict[str,
     }
 
 
-def _storm(replayed: Mapping[str, Any]) -> bool:
-    return replayed["preemptions_per_100_requests"] >= 1.0 and replayed["kv_usage_peak"] >= 0.9
-
-
-def _queued_at_cap(replayed: Mapping[str, Any]) -> bool:
-    return replayed["waiting_peak"] > 0 and replayed["running_peak"] >= replayed["max_num_seqs"]
-
-
 def _fitting_seqs(config: Mapping[str, Any], workload: Mapping[str, Any]) -> int:
     per_seq = (workload["mean_prompt"] + workload["mean_output"]) / config["block_size"] + 1
     return max(1, int(0.9 * (config["num_gpu_blocks"] - 1) / per_seq))
 
 
-# rule -> (does the replay show its symptom, the remedy's config change, is the remedy better)
-Remedy = Callable[[dict[str, Any], Mapping[str, Any]], tuple[dict[str, Any], str]]
+def _remedy(
+    config: dict[str, Any], workload: Mapping[str, Any], remedy: Mapping[str, Any]
+) -> tuple[dict[str, Any], str]:
+    """The rule's `confirm.remedy` applied to the replayed config: `lower` max_num_seqs to
+    what the KV cache holds, or `raise` it by `scale` (or to the KV fit, up to `up_to_kv_fit`)."""
+    current = config["max_num_seqs"]
+    fitting = _fitting_seqs(config, workload)
+    if "lower" in remedy:
+        target = max(1, min(current - 1, fitting))
+    else:
+        target = max(int(current * remedy["scale"]), min(fitting, remedy.get("up_to_kv_fit", 0)))
+    return {**config, "max_num_seqs": target}, f"max_num_seqs {current} -> {target}"
 
 
-def _fewer_seqs(config: dict[str, Any], workload: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-    target = min(config["max_num_seqs"] - 1, _fitting_seqs(config, workload))
-    target = max(1, target)
-    return {**config, "max_num_seqs": target}, f"max_num_seqs {config['max_num_seqs']} -> {target}"
+def _holds(expression: str, variables: Mapping[str, Any]) -> bool:
+    return bool(Activation(variables, {}).evaluate(compile_expression(expression, "confirm")))
 
 
-def _more_seqs(config: dict[str, Any], workload: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-    target = max(config["max_num_seqs"] * 2, min(_fitting_seqs(config, workload), 1024))
-    return {**config, "max_num_seqs": target}, f"max_num_seqs {config['max_num_seqs']} -> {target}"
-
-
-RULES: dict[str, tuple[Callable[[Mapping[str, Any]], bool], Remedy,
-                       Callable[[Mapping[str, Any], Mapping[str, Any]], bool]]] = {
-    "DVLLM02": (_storm, _fewer_seqs,
-                lambda before, after: after["preemptions_per_100_requests"]
-                < before["preemptions_per_100_requests"] / 2),
-    "DVLLM06": (lambda r: r["requests_preempted"] > 0 and _storm(r), _fewer_seqs,
-                lambda before, after: after["requests_preempted"] < before["requests_preempted"]),
-    "DVLLM01": (_queued_at_cap, _more_seqs,
-                lambda before, after: after["waiting_mean"] < before["waiting_mean"]),
-    "DVLLM03": (_queued_at_cap, _more_seqs,
-                lambda before, after: after["waiting_mean"] < before["waiting_mean"]),
-}
-
-
-def confirm_by_replay(finding: Finding, facts: Facts) -> dict[str, Any] | None:
-    rule = RULES.get(finding.rule)
-    if rule is None:
+def confirm_by_replay(
+    finding: Finding, facts: Facts, plan: ConfirmSpec | None
+) -> dict[str, Any] | None:
+    """Replay the finding's endpoint as its rule's `confirm:` says (None: the rule has none)."""
+    if plan is None:
         return {"status": "not_applicable",
                 "reason": "this symptom is not about queueing or KV blocks, which is what replay models"}
     subject = _endpoint(finding, facts)
@@ -176,19 +165,18 @@ def confirm_by_replay(finding: Finding, facts: Facts) -> dict[str, Any] | None:
     if isinstance(setup, str):
         return {"status": "not_applicable", "reason": setup}
     config, workload, assumptions = setup
-    shows_symptom, remedy, improved = rule
     observed = {k: subject.data.get(k) for k in (
         "running", "waiting", "kv_usage", "preemption_rate", "preemptions_total",
         "num_gpu_blocks", "max_num_seqs", "request_rate", "mean_prompt_tokens",
         "mean_output_tokens") if subject.data.get(k) is not None}
     try:
         before = _replay(config, workload)
-        after_config, change = remedy(dict(config), workload)
+        after_config, change = _remedy(dict(config), workload, plan.remedy)
         after = _replay(after_config, workload)
     except Exception as exc:  # the replay refuses odd estimates (a prompt longer than the cache...)
         return {"status": "not_applicable", "reason": f"replay could not run: {exc}",
                 "observed": observed}
-    status = "confirmed" if shows_symptom(before) else "not_reproduced"
+    status = "confirmed" if _holds(plan.reproduces, {"replayed": before}) else "not_reproduced"
     out: dict[str, Any] = {
         "status": status,
         "observed": observed,
@@ -198,16 +186,14 @@ def confirm_by_replay(finding: Finding, facts: Facts) -> dict[str, Any] | None:
                      "mean_output_tokens": round(workload["mean_output"], 1),
                      "steps_per_s": round(workload["steps_per_s"], 2),
                      "requests": REPLAY_REQUESTS},
-        "remedy": {"change": change, "replayed": after, "improves": improved(before, after)},
+        "remedy": {
+            "change": change,
+            "replayed": after,
+            "improves": _holds(plan.judged_on, {"before": before, "after": after}),
+        },
     }
-    if finding.rule in ("DVLLM02", "DVLLM06") and after["waiting_mean"] > before["waiting_mean"]:
-        out["remedy"]["note"] = (
-            "preemption stops, but the queue stays: the arrival rate is more than one replica "
-            "serves with this KV cache — add replicas or a larger GPU for throughput")
+    if plan.caveat is not None and _holds(plan.caveat.when, {"before": before, "after": after}):
+        out["remedy"]["note"] = plan.caveat.text
     if assumptions:
         out["assumptions"] = assumptions
     return out
-
-
-def with_confirmation(finding: Finding, facts: Facts) -> Finding:
-    return replace(finding, confirmation=confirm_by_replay(finding, facts))

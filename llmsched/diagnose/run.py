@@ -10,23 +10,25 @@ from typing import Any, TextIO
 
 from llmsched import __version__
 from llmsched.config import Config
-from llmsched.diagnose.engine import DiagnoseEvaluator, compile_diagnose, rank
-from llmsched.diagnose.evidence import SniffResult
 from llmsched.diagnose.facts import Facts, build_facts
+from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
 from llmsched.diagnose.words import weigh_words
 from llmsched.engine.evaluate import select_rules
+from llmsched.engine.lint import run_lint
 from llmsched.engine.loader import load_rules
+from llmsched.engine.spec import ConfirmSpec
+from llmsched.evidence.observations import SniffResult
+from llmsched.evidence.sniff import sniff_paths
 from llmsched.evidence.triage import load_symptoms, triage_words
 from llmsched.model import Finding, InputError, Location, Report, ReportKind
 from llmsched.snapshot import Snapshot
 
-Confirm = Callable[[Finding, Facts], "dict[str, Any] | None"]
+# a finding, the facts it was judged on, its rule's `confirm:` -> the confirmation
+Confirm = Callable[[Finding, Facts, "ConfirmSpec | None"], "dict[str, Any] | None"]
 
 
 def _lint_manifests(sniffed: SniffResult, config: Config) -> tuple[list[Finding], list[InputError]]:
     """Manifests among the evidence are linted; their findings join the report."""
-    from llmsched.engine.lint import run_lint
-
     paths = list(sniffed.manifests)
     findings: list[Finding] = []
     errors: list[InputError] = []
@@ -55,8 +57,6 @@ def run_diagnose(
     config: Config | None = None,
     confirm: Confirm | None = None,
 ) -> Report:
-    from llmsched.diagnose.sniff import sniff_paths
-
     config = config or Config()
     sniffed = sniff_paths(paths, stdin) if paths else SniffResult()
     snapshot = _merge_snapshots(snapshots)
@@ -64,23 +64,20 @@ def run_diagnose(
     specs = select_rules(load_rules(config.rules_dir, kind="diagnose"), config)
     evaluator = DiagnoseEvaluator(compile_diagnose(specs), config)
     evaluator.run(facts)
-    ranked = rank(evaluator.ranked, {s.code: s for s in specs})
+    by_code = {s.code: s for s in specs}
+    ranked = rank(evaluator.ranked, by_code)
     words = triage_words(sniffed.prose)
     recognised = snapshot is not None or any(s.get("recognised_as") for s in facts.sources)
     weighed = weigh_words(
-        words,
-        ranked,
-        {s.code: s for s in specs},
-        facts,
-        evaluator.not_evaluated,
-        recognised=recognised,
+        words, ranked, by_code, facts, evaluator.not_evaluated, recognised=recognised
     )
     ranked = weighed.ranked
     findings: list[Finding] = []
     for item in ranked:
         finding = item.finding
         if confirm is not None and finding.layer.value == "vllm":
-            finding = replace(finding, confirmation=confirm(finding, facts))
+            plan = by_code[finding.rule].confirm
+            finding = replace(finding, confirmation=confirm(finding, facts, plan))
         findings.append(finding)
     lint_findings, lint_errors = (
         _lint_manifests(sniffed, config)

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llmsched.diagnose.engine import TIE_MARGIN, RankedFinding, verdict
 from llmsched.diagnose.facts import Facts
+from llmsched.diagnose.ranking import RankedFinding
+from llmsched.diagnose.verdict import CONTESTED_WITHIN, verdict
 from llmsched.engine.spec import RuleSpec
 from llmsched.evidence.triage import Candidate, WordTriage, fill_placeholders, load_symptoms
 from llmsched.model import NotEvaluated
@@ -119,7 +120,7 @@ def _break_tie(
     if len(ranked) < 2:
         return ranked, None
     top = ranked[0]
-    tied = [r for r in ranked if r.confidence >= top.confidence * TIE_MARGIN]
+    tied = [r for r in ranked if r.confidence >= top.confidence * CONTESTED_WITHIN]
     if len({r.finding.layer for r in tied}) < 2:
         return ranked, None
     for entry in entries:

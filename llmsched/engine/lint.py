@@ -11,6 +11,7 @@ from llmsched.config import Config
 from llmsched.engine.evaluate import compile_rules, evaluate_lint, select_rules
 from llmsched.engine.loader import load_rules
 from llmsched.engine.scope import build_input
+from llmsched.manifest.sources import load_manifests
 from llmsched.model import Report
 
 KNOWN_KINDS = frozenset(
@@ -52,8 +53,6 @@ KNOWN_KINDS = frozenset(
 
 
 def run_lint(paths: Sequence[str], config: Config, *, stdin: TextIO | None = None) -> Report:
-    from llmsched.collect.manifests import load_manifests
-
     manifests = load_manifests(paths, max_file_size=config.max_file_size, stdin=stdin)
     specs = select_rules(load_rules(config.rules_dir, kind="lint"), config)
     compiled = compile_rules(specs, config)

@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from llmsched.engine.functions.kubernetes import gpu_amount, parse_quantity
+from llmsched.manifest.gpu_pinning import pinned_gpu
+from llmsched.manifest.kinds import extract_workload
 from llmsched.model import Location, Subject
 
 if TYPE_CHECKING:
-    from llmsched.collect.manifests import SourceObject
-    from llmsched.collect.workloads import (
+    from llmsched.manifest.sources import SourceObject
+    from llmsched.manifest.views import (
         ContainerView,
         PodTemplateView,
         VllmInvocation,
@@ -89,8 +91,6 @@ class LintInput:
 def build_input(
     objects: Sequence[SourceObject], config_files: Mapping[str, Mapping[str, Any]] | None = None
 ) -> LintInput:
-    from llmsched.collect.workloads import extract_workload
-
     workloads = {id(obj): extract_workload(obj.data, config_files) for obj in objects}
     return LintInput(objects=objects, workloads=workloads)
 
@@ -192,8 +192,6 @@ def _invocation_vars(
     worker_pods: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The engine arguments in effect, with the defaults of the GPU the engine runs on."""
-    from llmsched.engine.sizing import pinned_gpu
-
     gpu, _ = pinned_gpu(pod, annotations, invocation, worker_pods)
     if gpu is not None:
         effective = dict(invocation.effective(gpu.memory_bytes, gpu_name=gpu.name))

@@ -33,6 +33,32 @@ class Validation:
 
 
 @dataclass(frozen=True)
+class Caveat:
+    when: str  # CEL over `before` and `after` (the replayed summaries)
+    text: str
+
+
+@dataclass(frozen=True)
+class ConfirmSpec:
+    """How replay confirms a diagnose finding (`confirm:` in the rule file)."""
+
+    reproduces: str  # CEL over `replayed`: the replay shows the rule's symptom
+    remedy: dict[str, Any]  # the engine argument to change, and how (see diagnose/confirm.py)
+    judged_on: str  # CEL over `before` and `after`: the remedy helps
+    caveat: Caveat | None = None  # a note to add when its condition holds
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ConfirmSpec:
+        caveat = data.get("caveat")
+        return cls(
+            reproduces=data["reproduces"],
+            remedy=dict(data["remedy"]),
+            judged_on=data["judged_on"],
+            caveat=Caveat(caveat["when"], unwrap(caveat["text"])) if caveat else None,
+        )
+
+
+@dataclass(frozen=True)
 class RuleSpec:
     code: str
     name: str
@@ -55,6 +81,7 @@ class RuleSpec:
     symptom: str | None = None
     evidence: dict[str, str] = field(default_factory=dict)
     message_expression: str | None = None
+    message: str | None = None  # diagnose: a template with {CEL} placeholders (engine/template.py)
     next_steps: str | None = None
     aliases: tuple[str, ...] = ()
     examples: dict[str, str] = field(default_factory=dict)
@@ -62,7 +89,7 @@ class RuleSpec:
     confidence: float = 0.5  # diagnose: how likely the cause is when the symptom holds
     signatures: tuple[str, ...] = ()  # diagnose: observations to quote as evidence
     supersedes: tuple[str, ...] = ()  # diagnose: rules whose finding this one explains
-    remedy: dict[str, Any] = field(default_factory=dict)  # diagnose: what replay tries
+    confirm: ConfirmSpec | None = None  # diagnose: how replay confirms the finding
 
     @property
     def info(self) -> RuleInfo:
@@ -109,6 +136,7 @@ class RuleSpec:
             symptom=data.get("symptom"),
             evidence=dict(data.get("evidence", {})),
             message_expression=data.get("messageExpression"),
+            message=data.get("message"),
             next_steps=data.get("next_steps"),
             aliases=tuple(data.get("aliases", ())),
             examples=dict(data.get("examples", {})),
@@ -116,5 +144,5 @@ class RuleSpec:
             confidence=float(data.get("confidence", 0.5)),
             signatures=tuple(data.get("signatures", ())),
             supersedes=tuple(data.get("supersedes", ())),
-            remedy=dict(data.get("remedy", {})),
+            confirm=ConfirmSpec.from_dict(data["confirm"]) if "confirm" in data else None,
         )

@@ -1,5 +1,6 @@
 """GPU catalogue: memory, dense bf16 FLOP/s and memory bandwidth per accelerator, and the
-spellings (node labels, instance types, device names) that identify each one.
+spellings (node labels, instance types, device names) that identify each one. The data is
+`gpus.yaml` (checked against `gpus.schema.json` on first use); this module reads it.
 
 Unknown or ambiguous names resolve to None: a rule that cannot tell an A100-40GB from an
 A100-80GB must say "not evaluated", not size a KV cache for the wrong card.
@@ -11,12 +12,14 @@ Numbers are the vendor's datasheet figures. Memory is the marketed capacity read
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any
 
 from llmsched.errors import LlmschedError
+from llmsched.knowledge.data_files import KNOWLEDGE_DIR, load_checked
 
 GiB = 1024**3
 TERA = 10**12
@@ -25,17 +28,6 @@ GIGA = 10**9
 # VLLM005 calls a GPU "weak" when its dense bf16 (fp16 where bf16 is missing) tensor throughput
 # is below this: the T4/A10G/L4/L20/H20 class, where a large prefill budget makes long steps.
 WEAK_BF16_FLOPS = 200 * TERA
-
-# vLLM picks its batch defaults from the device (vllm/engine/arg_utils.py, EngineArgs
-# `_set_default_args` / `get_batch_defaults`, keyed by UsageContext): total device memory
-# >= 70 GiB and "a100" not in the lowercased device name -> max_num_seqs 1024,
-# max_num_batched_tokens 8192 (API server) / 16384 (LLM class); otherwise 256 and
-# 2048 / 8192 (A100 is excluded on purpose, vLLM PR #17885). v0.28.0 added a tier for
-# >= 160 GiB devices (B200/B300/MI300X): 16384 tokens for the API server too.
-HIGH_MEMORY_BYTES = 70 * GiB
-XL_MEMORY_BYTES = 160 * GiB
-
-VllmClass = Literal["standard", "high-memory", "xl-memory"]
 
 
 class UnknownGPUError(LlmschedError, KeyError):
@@ -67,93 +59,61 @@ class GPU:
     def weak(self) -> bool:
         return self.bf16_flops < WEAK_BF16_FLOPS
 
-    @property
-    def vllm_class(self) -> VllmClass:
-        """The device tier vLLM's default max_num_seqs / max_num_batched_tokens come from."""
-        if self.memory_bytes >= XL_MEMORY_BYTES:
-            return "xl-memory"
-        if self.memory_bytes >= HIGH_MEMORY_BYTES and self.family != "a100":
-            return "high-memory"
-        return "standard"
 
-    @property
-    def high_memory(self) -> bool:
-        return self.vllm_class != "standard"
-
-
-def _gpu(
-    name: str,
-    vendor: str,
-    arch: str,
-    mem_gib: int,
-    tflops: float,
-    bandwidth_gbs: float,
-    family: str,
-    source: str,
-    *,
-    form: str | None = None,
-    bf16: bool = True,
-) -> GPU:
-    return GPU(
-        name=name,
-        vendor=vendor,
-        architecture=arch,
-        memory_bytes=mem_gib * GiB,
-        bf16_flops=tflops * TERA,
-        mem_bandwidth=bandwidth_gbs * GIGA,
-        family=family,
-        form_factor=form,
-        supports_bf16=bf16,
-        source=source,
-    )
-
-
-_CATALOGUE: tuple[GPU, ...] = (
-    # Turing/Volta have no bf16: the figure is fp16 tensor (vLLM runs these in fp16).
-    _gpu("T4", "nvidia", "turing", 16, 65, 320, "t4", "NVIDIA T4 datasheet", bf16=False),
-    _gpu("V100-16GB", "nvidia", "volta", 16, 125, 900, "v100",
-         "NVIDIA V100 datasheet (SXM2)", bf16=False),
-    _gpu("V100-32GB", "nvidia", "volta", 32, 125, 900, "v100",
-         "NVIDIA V100 datasheet (SXM2)", bf16=False),
-    _gpu("A10", "nvidia", "ampere", 24, 125, 600, "a10", "NVIDIA A10 datasheet"),
-    # AWS's A10G has no NVIDIA datasheet; 70 TFLOP/s dense bf16 is the figure AWS/NVIDIA
-    # partner material cites (lower clocks than the A10). Either way it is "weak".
-    _gpu("A10G", "nvidia", "ampere", 24, 70, 600, "a10g",
-         "AWS EC2 G5 documentation (assumption: no vendor datasheet)"),
-    _gpu("L4", "nvidia", "ada", 24, 121, 300, "l4", "NVIDIA L4 datasheet"),
-    _gpu("L20", "nvidia", "ada", 48, 119.5, 864, "l20", "NVIDIA L20 product brief"),
-    _gpu("L40", "nvidia", "ada", 48, 181, 864, "l40", "NVIDIA L40 datasheet"),
-    _gpu("L40S", "nvidia", "ada", 48, 362, 864, "l40s", "NVIDIA L40S datasheet"),
-    _gpu("RTX-4090", "nvidia", "ada", 24, 165, 1008, "4090",
-         "NVIDIA Ada whitepaper (bf16 with fp32 accumulate)"),
-    # PCIe A100s differ from SXM only in bandwidth (1555/1935 GB/s); one entry per size.
-    _gpu("A100-40GB", "nvidia", "ampere", 40, 312, 1555, "a100", "NVIDIA A100 datasheet (SXM)"),
-    _gpu("A100-80GB", "nvidia", "ampere", 80, 312, 2039, "a100", "NVIDIA A100 datasheet (SXM)"),
-    _gpu("H100", "nvidia", "hopper", 80, 989, 3350, "h100", "NVIDIA H100 datasheet (SXM5)",
-         form="sxm"),
-    _gpu("H100-PCIE", "nvidia", "hopper", 80, 756, 2000, "h100", "NVIDIA H100 datasheet (PCIe)",
-         form="pcie"),
-    _gpu("H100-NVL", "nvidia", "hopper", 94, 835, 3900, "h100", "NVIDIA H100 datasheet (NVL)",
-         form="nvl"),
-    # H20: the export-compliant Hopper; big, fast memory, little compute.
-    _gpu("H20", "nvidia", "hopper", 96, 148, 4000, "h20", "NVIDIA H20 product brief"),
-    _gpu("H200", "nvidia", "hopper", 141, 989, 4800, "h200", "NVIDIA H200 datasheet (SXM)"),
-    # HGX B200: 8 x 180 GB; 36 PFLOP/s sparse bf16 per 8 GPUs -> 2.25 PFLOP/s dense each.
-    _gpu("B200", "nvidia", "blackwell", 180, 2250, 8000, "b200", "NVIDIA HGX B200 datasheet"),
-    _gpu("MI300X", "amd", "cdna3", 192, 1307, 5300, "mi300x", "AMD Instinct MI300X datasheet"),
-    _gpu("MI325X", "amd", "cdna3", 256, 1307, 6000, "mi325x", "AMD Instinct MI325X datasheet"),
-)
-
-_BY_NAME: dict[str, GPU] = {g.name.lower(): g for g in _CATALOGUE}
-# When a family has several variants and the text names none, only these may be assumed:
-# "H100" alone means the SXM part everyone rents. "A100" or "V100" alone stays ambiguous.
-_FAMILY_DEFAULT = {"h100": "H100"}
+CATALOGUE_PATH = KNOWLEDGE_DIR / "gpus.yaml"
+SCHEMA_PATH = KNOWLEDGE_DIR / "gpus.schema.json"
 # Fraction of a full GPU's compute that one MIG compute slice ("1g") gets.
 _MIG_COMPUTE_SLICES = 7
 
 
+@dataclass(frozen=True)
+class _Catalogue:
+    gpus: tuple[GPU, ...]
+    by_name: Mapping[str, GPU]  # lowercased canonical name -> entry
+    family_defaults: Mapping[str, str]
+    gke_accelerators: Mapping[str, str]
+    aws_families: Mapping[str, str]
+    gce_families: Mapping[str, str]
+    azure_patterns: tuple[tuple[re.Pattern[str], str], ...]
+    amd_device_ids: Mapping[str, str]
+
+    def named(self, name: str | None) -> GPU | None:
+        return self.by_name[name.lower()] if name else None
+
+
+def _gpu(entry: Mapping[str, Any]) -> GPU:
+    return GPU(
+        name=entry["name"],
+        vendor=entry["vendor"],
+        architecture=entry["architecture"],
+        memory_bytes=entry["memory_gib"] * GiB,
+        bf16_flops=entry["bf16_tflops"] * TERA,
+        mem_bandwidth=entry["bandwidth_gbs"] * GIGA,
+        family=entry["family"],
+        form_factor=entry.get("form_factor"),
+        supports_bf16=entry.get("supports_bf16", True),
+        source=entry["source"],
+    )
+
+
+@functools.cache
+def _catalogue() -> _Catalogue:
+    data = load_checked(CATALOGUE_PATH, SCHEMA_PATH)
+    gpus = tuple(_gpu(entry) for entry in data["gpus"])
+    return _Catalogue(
+        gpus=gpus,
+        by_name={g.name.lower(): g for g in gpus},
+        family_defaults=data["family_defaults"],
+        gke_accelerators=data["gke_accelerators"],
+        aws_families=data["aws_instance_families"],
+        gce_families=data["gce_machine_families"],
+        azure_patterns=tuple((re.compile(e["pattern"]), e["gpu"]) for e in data["azure_vm_sizes"]),
+        amd_device_ids=data["amd_device_ids"],
+    )
+
+
 def all_gpus() -> list[GPU]:
-    return list(_CATALOGUE)
+    return list(_catalogue().gpus)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,7 +139,7 @@ def lookup_gpu(text: str) -> GPU | None:
     lowered = text.strip().lower()
     if not lowered:
         return None
-    exact = _BY_NAME.get(lowered)
+    exact = _catalogue().by_name.get(lowered)
     if exact is not None:
         return exact
     mig = _MIG_RE.search(lowered)
@@ -194,7 +154,7 @@ def lookup_gpu(text: str) -> GPU | None:
 def require_gpu(text: str) -> GPU:
     gpu = lookup_gpu(text)
     if gpu is None:
-        known = ", ".join(g.name for g in _CATALOGUE)
+        known = ", ".join(g.name for g in _catalogue().gpus)
         raise UnknownGPUError(f"unknown or ambiguous GPU {text!r} (known: {known})")
     return gpu
 
@@ -230,7 +190,8 @@ def _parse_gpu_text(lowered: str) -> GPU | None:
 
 
 def _pick_variant(family: str, memory_gib: int | None, form: str | None) -> GPU | None:
-    candidates = [g for g in _CATALOGUE if g.family == family]
+    catalogue = _catalogue()
+    candidates = [g for g in catalogue.gpus if g.family == family]
     if memory_gib is not None:
         candidates = [
             g for g in candidates if abs(g.memory_gib - memory_gib) <= _MEMORY_TOLERANCE_GIB
@@ -239,7 +200,7 @@ def _pick_variant(family: str, memory_gib: int | None, form: str | None) -> GPU 
         candidates = [g for g in candidates if g.form_factor in (None, form)]
     if len(candidates) == 1:
         return candidates[0]
-    default = _FAMILY_DEFAULT.get(family)
+    default = catalogue.family_defaults.get(family)
     if form is None and default is not None:
         for g in candidates:
             if g.name == default:
@@ -293,76 +254,18 @@ GPU_MODEL_LABEL_KEYS: tuple[str, ...] = (
     EKSCTL_ACCELERATOR_LABEL,
 )
 
-_GKE_ACCELERATORS = {
-    "nvidia-tesla-t4": "T4",
-    "nvidia-tesla-v100": "V100-16GB",
-    "nvidia-tesla-a100": "A100-40GB",
-    "nvidia-a100-80gb": "A100-80GB",
-    "nvidia-l4": "L4",
-    "nvidia-h100-80gb": "H100",
-    "nvidia-h100-mega-80gb": "H100",
-    "nvidia-h200-141gb": "H200",
-    "nvidia-b200": "B200",
-}
-
-# EC2 instance families (the part before the first "."); p5.4xlarge is a one-GPU p5.
-# g6f (fractional L4) and g4ad (Radeon V520) are deliberately absent.
-_AWS_FAMILIES = {
-    "p3": "V100-16GB",
-    "p3dn": "V100-32GB",
-    "g4dn": "T4",
-    "g5g": "T4",  # T4G: same memory and compute as a T4
-    "g5": "A10G",
-    "g6": "L4",
-    "gr6": "L4",
-    "g6e": "L40S",
-    "p4d": "A100-40GB",
-    "p4de": "A100-80GB",
-    "p5": "H100",
-    "p5e": "H200",
-    "p5en": "H200",
-    "p6-b200": "B200",
-}
-
-# GCE machine types: the first two dash-separated parts.
-_GCE_FAMILIES = {
-    "a2-highgpu": "A100-40GB",
-    "a2-megagpu": "A100-40GB",
-    "a2-ultragpu": "A100-80GB",
-    "a3-highgpu": "H100",
-    "a3-megagpu": "H100",
-    "a3-edgegpu": "H100",
-    "a3-ultragpu": "H200",
-    "a4-highgpu": "B200",
-    "g2-standard": "L4",
-}
-
-# Azure VM sizes, lowercased.
-_AZURE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^standard_nd96asr_v4$"), "A100-40GB"),
-    (re.compile(r"^standard_n[cd]\d+a[a-z]*_a100_v4$"), "A100-80GB"),
-    (re.compile(r"^standard_nd\d+is?r_h100_v5$"), "H100"),
-    (re.compile(r"^standard_nc\d+ads_h100_v5$"), "H100-NVL"),
-    (re.compile(r"^standard_nd\d+is?r_h200_v5$"), "H200"),
-    (re.compile(r"^standard_nd\d+is?r_mi300x_v5$"), "MI300X"),
-    (re.compile(r"^standard_nc\d+as_t4_v3$"), "T4"),
-)
-
-_AMD_DEVICE_IDS = {"74a1": "MI300X", "74a5": "MI325X"}
-
-
 def gpu_from_instance_type(instance_type: str) -> GPU | None:
     value = instance_type.strip().lower()
+    catalogue = _catalogue()
     if value.startswith("standard_"):
-        for pattern, name in _AZURE_PATTERNS:
+        for pattern, name in catalogue.azure_patterns:
             if pattern.match(value):
-                return _BY_NAME[name.lower()]
+                return catalogue.named(name)
         return None
-    aws = _AWS_FAMILIES.get(value.split(".", 1)[0])
+    aws = catalogue.aws_families.get(value.split(".", 1)[0])
     if aws is not None:
-        return _BY_NAME[aws.lower()]
-    gce = _GCE_FAMILIES.get("-".join(value.split("-", 2)[:2]))
-    return _BY_NAME[gce.lower()] if gce is not None else None
+        return catalogue.named(aws)
+    return catalogue.named(catalogue.gce_families.get("-".join(value.split("-", 2)[:2])))
 
 
 def gpu_from_label(key: str, value: str) -> GPU | None:
@@ -372,11 +275,9 @@ def gpu_from_label(key: str, value: str) -> GPU | None:
                EKSCTL_ACCELERATOR_LABEL, KARPENTER_GPU_NAME_LABEL):
         return lookup_gpu(value)
     if key in (AMD_DEVICE_ID_LABEL, AMD_LEGACY_DEVICE_ID_LABEL):
-        name = _AMD_DEVICE_IDS.get(value.lower())
-        return _BY_NAME[name.lower()] if name else None
+        return _catalogue().named(_catalogue().amd_device_ids.get(value.lower()))
     if key == GKE_ACCELERATOR_LABEL:
-        name = _GKE_ACCELERATORS.get(value.lower())
-        return _BY_NAME[name.lower()] if name else None
+        return _catalogue().named(_catalogue().gke_accelerators.get(value.lower()))
     if key in (INSTANCE_TYPE_LABEL, LEGACY_INSTANCE_TYPE_LABEL):
         return gpu_from_instance_type(value)
     if key == KARPENTER_FAMILY_LABEL:

@@ -19,6 +19,7 @@ from typing import Any
 from llmsched.errors import LlmschedError
 from llmsched.knowledge.gpus import GPU, GiB
 from llmsched.knowledge.models import ModelSpec
+from llmsched.knowledge.vllm.defaults import batch_defaults
 
 MiB = 1024**2
 
@@ -45,8 +46,6 @@ _GROUP_OVERHEAD_BYTES_PER_PARAM = (2 + 0.5) / 128
 NON_TORCH_BYTES = 1 * GiB
 CUDA_GRAPH_BYTES = 1 * GiB
 ACTIVATION_BYTES_PER_BATCHED_TOKEN = 128 * 1024
-# vLLM's default max_num_batched_tokens for the OpenAI server by device tier (see gpus.py).
-DEFAULT_BATCHED_TOKENS = {"standard": 2048, "high-memory": 8192, "xl-memory": 16384}
 
 
 def blocks_for_tokens(tokens: int, block_size: int) -> int:
@@ -142,9 +141,9 @@ def _quant_bits(method: str, model: ModelSpec) -> int:
     return bits
 
 
-def default_max_num_batched_tokens(gpu: GPU) -> int:
-    """vLLM's OpenAI-server default for this device tier (vllm/engine/arg_utils.py)."""
-    return DEFAULT_BATCHED_TOKENS[gpu.vllm_class]
+def default_max_num_batched_tokens(gpu: GPU, version: str | None = None) -> int:
+    """vLLM's OpenAI-server default on this GPU (`llmsched.knowledge.vllm.defaults`)."""
+    return batch_defaults(version, gpu.memory_bytes, gpu.name).max_num_batched_tokens
 
 
 def estimate_overhead_bytes(gpu: GPU, max_num_batched_tokens: int | None = None) -> int:

@@ -1,8 +1,9 @@
 """Model catalogue: the architecture numbers KV-cache and weight sizing need, for popular
-served models, plus a reader for a local Hugging Face `config.json`.
+served models (a local Hugging Face `config.json` is read by `hf_config.py`).
 
-Catalogue values are transcribed from each model's public `config.json` on the Hugging Face
-Hub (the repo id is the entry's `id`); parameter counts are the model cards' figures.
+The catalogue is data (`models.yaml`, checked against `models.schema.json` on first use):
+values transcribed from each model's public `config.json` on the Hugging Face Hub (the repo
+id is the entry's `id`); parameter counts are the model cards' figures.
 A name that matches no entry resolves to None: sizes are never guessed from a name. Short
 aliases ("llama-3.1-8b") exist only where the base and instruct checkpoints share one
 config; Qwen2.5 base models, for one, have a longer context than their -Instruct siblings,
@@ -11,20 +12,14 @@ so "qwen2.5-7b" is deliberately unknown.
 
 from __future__ import annotations
 
-import json
-import math
+import functools
 import re
-import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from llmsched.errors import InputFileError, LlmschedError
-from llmsched.input_files import read_json
-from llmsched.model import Location
-
-_DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4, "fp32": 4}
+from llmsched.errors import LlmschedError
+from llmsched.knowledge.data_files import KNOWLEDGE_DIR, load_checked
 
 
 class UnknownModelError(LlmschedError, KeyError):
@@ -81,146 +76,26 @@ class ModelSpec:
 
 
 # ---------------------------------------------------------------------------------------------
-# Catalogue
+# Catalogue (models.yaml)
 
-B = 10**9
-
-
-def _dense(
-    hf_id: str,
-    layers: int,
-    hidden: int,
-    heads: int,
-    kv_heads: int,
-    head_dim: int,
-    intermediate: int,
-    vocab: int,
-    context: int,
-    params: float,
-    *,
-    tie: bool = False,
-    aliases: tuple[str, ...] = (),
-    sliding_window: int | None = None,
-) -> ModelSpec:
-    return ModelSpec(
-        id=hf_id,
-        num_layers=layers,
-        hidden_size=hidden,
-        num_heads=heads,
-        num_kv_heads=kv_heads,
-        head_dim=head_dim,
-        params=int(params),
-        active_params=int(params),
-        context_len=context,
-        vocab_size=vocab,
-        intermediate_size=intermediate,
-        tie_word_embeddings=tie,
-        aliases=aliases,
-        sliding_window=sliding_window,
-    )
+CATALOGUE_PATH = KNOWLEDGE_DIR / "models.yaml"
+SCHEMA_PATH = KNOWLEDGE_DIR / "models.schema.json"
 
 
-def _moe(base: ModelSpec, *, experts: int, per_token: int, expert_size: int,
-         active: float) -> ModelSpec:
-    return replace(
-        base,
-        num_experts=experts,
-        num_experts_per_tok=per_token,
-        moe_intermediate_size=expert_size,
-        active_params=int(active),
-    )
+def _spec(entry: Mapping[str, Any]) -> ModelSpec:
+    values = {k: v for k, v in entry.items() if k != "note"}
+    values["aliases"] = tuple(values.get("aliases", ()))
+    values.setdefault("active_params", values["params"])
+    return ModelSpec(**values)
 
 
-_LLAMA_8B = (32, 4096, 32, 8, 128, 14336, 128256, 131072)
-_LLAMA_70B = (80, 8192, 64, 8, 128, 28672, 128256, 131072)
-_QWEN25_7B = (28, 3584, 28, 4, 128, 18944, 152064)
-_QWEN25_32B = (64, 5120, 40, 8, 128, 27648, 152064)
-
-_DEEPSEEK_V3 = replace(
-    _moe(
-        _dense("deepseek-ai/DeepSeek-V3", 61, 7168, 128, 128, 128, 18432, 129280, 163840,
-               671 * B),
-        experts=256, per_token=8, expert_size=2048, active=37 * B,
-    ),
-    num_shared_experts=1,
-    first_dense_layers=3,
-    mla=True,
-    kv_lora_rank=512,
-    qk_rope_head_dim=64,
-    # DeepSeek-V3/R1 ship fp8 weights (config.json quantization_config: fp8, 128x128 blocks).
-    quantization="fp8",
-    quant_bits=8,
-)
-
-_CATALOGUE: tuple[ModelSpec, ...] = (
-    _dense("meta-llama/Llama-3.1-8B-Instruct", *_LLAMA_8B, 8_030_261_248,
-           aliases=("llama-3.1-8b", "llama3.1:8b")),
-    _dense("meta-llama/Llama-3.1-70B-Instruct", *_LLAMA_70B, 70_553_706_496,
-           aliases=("llama-3.1-70b", "llama3.1:70b")),
-    _dense("meta-llama/Llama-3.1-405B-Instruct", 126, 16384, 128, 8, 128, 53248, 128256,
-           131072, 405_853_388_800, aliases=("llama-3.1-405b",)),
-    _dense("meta-llama/Llama-3.2-1B-Instruct", 16, 2048, 32, 8, 64, 8192, 128256, 131072,
-           1_235_814_400, tie=True, aliases=("llama-3.2-1b", "llama3.2:1b")),
-    _dense("meta-llama/Llama-3.2-3B-Instruct", 28, 3072, 24, 8, 128, 8192, 128256, 131072,
-           3_212_749_824, tie=True, aliases=("llama-3.2-3b", "llama3.2:3b")),
-    _dense("meta-llama/Llama-3.3-70B-Instruct", *_LLAMA_70B, 70_553_706_496,
-           aliases=("llama-3.3-70b", "llama3.3:70b")),
-    _dense("Qwen/Qwen2.5-0.5B-Instruct", 24, 896, 14, 2, 64, 4864, 151936, 32768,
-           494_032_768, tie=True),
-    _dense("Qwen/Qwen2.5-1.5B-Instruct", 28, 1536, 12, 2, 128, 8960, 151936, 32768,
-           1_543_714_304, tie=True),
-    _dense("Qwen/Qwen2.5-3B-Instruct", 36, 2048, 16, 2, 128, 11008, 151936, 32768,
-           3_085_938_688, tie=True),
-    _dense("Qwen/Qwen2.5-7B-Instruct", *_QWEN25_7B, 32768, 7_615_616_512),
-    _dense("Qwen/Qwen2.5-14B-Instruct", 48, 5120, 40, 8, 128, 13824, 152064, 32768,
-           14_770_033_664),
-    _dense("Qwen/Qwen2.5-32B-Instruct", *_QWEN25_32B, 32768, 32_763_876_352),
-    _dense("Qwen/Qwen2.5-72B-Instruct", 80, 8192, 64, 8, 128, 29568, 152064, 32768,
-           72_706_203_648),
-    _dense("Qwen/Qwen2.5-Coder-32B-Instruct", *_QWEN25_32B, 32768, 32_763_876_352),
-    _dense("Qwen/Qwen3-0.6B", 28, 1024, 16, 8, 128, 3072, 151936, 40960, 0.6 * B, tie=True),
-    _dense("Qwen/Qwen3-4B", 36, 2560, 32, 8, 128, 9728, 151936, 40960, 4.02 * B, tie=True),
-    _dense("Qwen/Qwen3-8B", 36, 4096, 32, 8, 128, 12288, 151936, 40960, 8.19 * B),
-    _dense("Qwen/Qwen3-14B", 40, 5120, 40, 8, 128, 17408, 151936, 40960, 14.77 * B),
-    _dense("Qwen/Qwen3-32B", 64, 5120, 64, 8, 128, 25600, 151936, 40960, 32.76 * B),
-    _moe(_dense("Qwen/Qwen3-30B-A3B", 48, 2048, 32, 4, 128, 6144, 151936, 40960, 30.5 * B),
-         experts=128, per_token=8, expert_size=768, active=3.3 * B),
-    _moe(_dense("Qwen/Qwen3-235B-A22B", 94, 4096, 64, 4, 128, 12288, 151936, 40960, 235 * B),
-         experts=128, per_token=8, expert_size=1536, active=22 * B),
-    _DEEPSEEK_V3,
-    replace(_DEEPSEEK_V3, id="deepseek-ai/DeepSeek-R1", aliases=("deepseek-r1-0528",)),
-    _dense("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", *_QWEN25_7B, 131072, 7_615_616_512),
-    _dense("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", *_QWEN25_32B, 131072, 32_763_876_352),
-    _dense("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", *_LLAMA_8B, 8_030_261_248),
-    _dense("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", *_LLAMA_70B, 70_553_706_496),
-    _dense("mistralai/Mistral-7B-Instruct-v0.3", 32, 4096, 32, 8, 128, 14336, 32768, 32768,
-           7_248_023_552, aliases=("mistral-7b-v0.3",)),
-    _moe(_dense("mistralai/Mixtral-8x7B-Instruct-v0.1", 32, 4096, 32, 8, 128, 14336, 32000,
-                32768, 46.7 * B, aliases=("mixtral-8x7b", "mixtral-8x7b-v0.1")),
-         experts=8, per_token=2, expert_size=14336, active=12.9 * B),
-    _dense("mistralai/Mistral-Small-24B-Instruct-2501", 40, 5120, 32, 8, 128, 32768, 131072,
-           32768, 23.57 * B, aliases=("mistral-small-24b", "mistral-small-24b-base-2501")),
-    _dense("google/gemma-2-9b-it", 42, 3584, 16, 8, 256, 14336, 256000, 8192, 9.24 * B,
-           tie=True, sliding_window=4096, aliases=("gemma-2-9b",)),
-    _dense("google/gemma-2-27b-it", 46, 4608, 32, 16, 128, 36864, 256000, 8192, 27.2 * B,
-           tie=True, sliding_window=4096, aliases=("gemma-2-27b",)),
-    # Multimodal: the text_config numbers; params include the ~0.4B vision tower.
-    _dense("google/gemma-3-27b-it", 62, 5376, 32, 16, 128, 21504, 262208, 131072, 27.4 * B,
-           tie=True, sliding_window=1024, aliases=("gemma-3-27b",)),
-    _dense("THUDM/glm-4-9b-chat", 40, 4096, 32, 2, 128, 13696, 151552, 131072, 9.4 * B,
-           aliases=("zai-org/glm-4-9b-chat",)),
-    _dense("microsoft/Phi-3-mini-4k-instruct", 32, 3072, 32, 32, 96, 8192, 32064, 4096,
-           3.82 * B),
-    _dense("microsoft/Phi-3-mini-128k-instruct", 32, 3072, 32, 32, 96, 8192, 32064, 131072,
-           3.82 * B),
-    _dense("microsoft/Phi-3-medium-4k-instruct", 40, 5120, 40, 10, 128, 17920, 32064, 4096,
-           13.96 * B),
-    _dense("microsoft/phi-4", 40, 5120, 40, 10, 128, 17920, 100352, 16384, 14.66 * B),
-)
+@functools.cache
+def _catalogue() -> tuple[ModelSpec, ...]:
+    return tuple(_spec(entry) for entry in load_checked(CATALOGUE_PATH, SCHEMA_PATH)["models"])
 
 
 def all_models() -> list[ModelSpec]:
-    return list(_CATALOGUE)
+    return list(_catalogue())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,7 +167,9 @@ def _index(models: Iterable[ModelSpec]) -> dict[str, ModelSpec]:
     return index
 
 
-_BY_KEY = _index(_CATALOGUE)
+@functools.cache
+def _by_key() -> dict[str, ModelSpec]:
+    return _index(_catalogue())
 
 
 def lookup_model(name: str) -> ModelSpec | None:
@@ -302,7 +179,7 @@ def lookup_model(name: str) -> ModelSpec | None:
     stripped to find the base model and recorded on the returned spec.
     """
     parsed = parse_model_name(name)
-    spec = _BY_KEY.get(parsed.key)
+    spec = _by_key().get(parsed.key)
     if spec is None:
         return None
     if parsed.quantization is not None:
@@ -317,210 +194,3 @@ def require_model(name: str) -> ModelSpec:
             f"unknown model {name!r}: not in the catalogue; pass its config.json instead"
         )
     return spec
-
-
-# ---------------------------------------------------------------------------------------------
-# Hugging Face config.json
-
-# Keys some configs leave to the transformers class default.
-_MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
-    "gemma3_text": {"max_position_embeddings": 131072, "vocab_size": 262208,
-                    "tie_word_embeddings": True},
-    "gemma2": {"max_position_embeddings": 8192, "tie_word_embeddings": True},
-    "llama": {"max_position_embeddings": 2048},
-}
-
-
-def _first(cfg: Mapping[str, Any], *keys: str) -> Any:
-    for key in keys:
-        value = cfg.get(key)
-        if value is not None:
-            return value
-    return None
-
-
-def model_from_hf_config(config: Mapping[str, Any], *, source: str = "config.json") -> ModelSpec:
-    """A ModelSpec from a Hugging Face `config.json` mapping.
-
-    Handles multimodal nesting (`text_config`, `llm_config`, `language_config`), ChatGLM's
-    names (`num_layers`, `multi_query_group_num`, `kv_channels`, `seq_length`), a missing
-    `head_dim` (hidden / heads), missing `num_key_value_heads` (= heads, i.e. MHA), MLA
-    (`kv_lora_rank`, `qk_rope_head_dim`) and `quantization_config`. Rope scaling is ignored:
-    `context_len` is `max_position_embeddings`. Parameters are estimated from the shapes
-    (`estimate_params`) since config.json does not carry them.
-    """
-    where = Location(source)
-    if not isinstance(config, Mapping):
-        raise InputFileError("config.json is not a JSON object", where)
-    inner = _first(config, "text_config", "llm_config", "language_config")
-    cfg: dict[str, Any] = dict(config)
-    if isinstance(inner, Mapping):
-        cfg.update(inner)
-    model_type = str(cfg.get("model_type") or "")
-    merged = {**_MODEL_TYPE_DEFAULTS.get(model_type, {}), **cfg}
-
-    def integer(*keys: str, required: bool = True, minimum: int = 1) -> int | None:
-        value = _first(merged, *keys)
-        if value is None:
-            if required:
-                raise InputFileError(f"config.json has no {keys[0]}", where)
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise InputFileError(f"config.json: {keys[0]} must be an integer >= {minimum}", where)
-        return value
-
-    layers = integer("num_hidden_layers", "num_layers", "n_layer", "n_layers")
-    hidden = integer("hidden_size", "d_model", "n_embd")
-    heads = integer("num_attention_heads", "n_head", "n_heads")
-    assert layers is not None and hidden is not None and heads is not None
-    kv_heads = integer("num_key_value_heads", "num_kv_heads", "n_head_kv", required=False)
-    if kv_heads is None and merged.get("multi_query_attention"):
-        kv_heads = integer("multi_query_group_num", required=False)
-    head_dim = integer("head_dim", "kv_channels", required=False) or hidden // heads
-    kv_lora_rank = integer("kv_lora_rank", required=False)
-    mla = kv_lora_rank is not None
-    dtype = str(_first(merged, "torch_dtype", "dtype") or "bfloat16")
-    quantization, quant_bits = _hf_quantization(merged.get("quantization_config"))
-    sliding = integer("sliding_window", required=False)
-    if merged.get("use_sliding_window") is False:
-        sliding = None
-    spec = ModelSpec(
-        id=str(config.get("_name_or_path") or source),
-        num_layers=layers,
-        hidden_size=hidden,
-        num_heads=heads,
-        num_kv_heads=kv_heads or heads,
-        head_dim=head_dim,
-        params=0,
-        active_params=0,
-        context_len=integer("max_position_embeddings", "seq_length", "max_sequence_length",
-                            "n_positions", required=False),
-        mla=mla,
-        kv_lora_rank=kv_lora_rank,
-        qk_rope_head_dim=integer("qk_rope_head_dim", required=False) if mla else None,
-        dtype=dtype,
-        # vLLM's dtype="auto" runs fp32 checkpoints in bf16/fp16.
-        dtype_bytes=min(2, _DTYPE_BYTES.get(dtype, 2)),
-        vocab_size=integer("padded_vocab_size", "vocab_size", required=False),
-        intermediate_size=integer("intermediate_size", "ffn_hidden_size", "n_inner",
-                                  required=False),
-        tie_word_embeddings=bool(merged.get("tie_word_embeddings", False)),
-        num_experts=integer("num_local_experts", "num_experts", "n_routed_experts",
-                            "moe_num_experts", required=False),
-        num_experts_per_tok=integer("num_experts_per_tok", "num_experts_per_token", "moe_topk",
-                                    required=False),
-        moe_intermediate_size=integer("moe_intermediate_size", required=False),
-        num_shared_experts=integer("n_shared_experts", required=False, minimum=0) or 0,
-        first_dense_layers=integer("first_k_dense_replace", required=False, minimum=0) or 0,
-        sliding_window=sliding,
-        quantization=quantization,
-        quant_bits=quant_bits,
-        params_estimated=True,
-        source=source,
-    )
-    total, active = estimate_params(spec, merged)
-    return replace(spec, params=total, active_params=active)
-
-
-def _hf_quantization(qc: Any) -> tuple[str | None, int | None]:
-    if not isinstance(qc, Mapping):
-        return None, None
-    method = str(qc.get("quant_method") or "").lower() or None
-    bits = _first(qc, "bits", "w_bit", "weight_bits", "num_bits")
-    if bits is None and qc.get("load_in_4bit"):
-        bits = 4
-    if bits is None and qc.get("load_in_8bit"):
-        bits = 8
-    if bits is None and isinstance(qc.get("config_groups"), Mapping):
-        for group in qc["config_groups"].values():
-            weights = group.get("weights") if isinstance(group, Mapping) else None
-            if isinstance(weights, Mapping) and isinstance(weights.get("num_bits"), int):
-                bits = weights["num_bits"]
-                break
-    if bits is None and method is not None:
-        bits = {"fp8": 8, "fbgemm_fp8": 8, "mxfp4": 4, "modelopt_fp4": 4}.get(method)
-    return method, bits if isinstance(bits, int) else None
-
-
-def estimate_params(spec: ModelSpec, config: Mapping[str, Any] | None = None) -> tuple[int, int]:
-    """(total, active) parameters from the shapes, for configs that do not state them.
-
-    Sums the weight matrices of a gated-MLP decoder (Llama/Qwen/Mistral/Gemma/DeepSeek
-    shapes): embeddings (+ LM head unless tied), per layer Q/K/V/O projections (MLA: the
-    low-rank Q and KV projections), a gated MLP (3 × hidden × intermediate) or, for MoE
-    layers, every routed expert plus shared experts and the router, and RMSNorm weights.
-    Biases and vision towers are left out: within ~2% of the published counts.
-    """
-    cfg = config or {}
-    h = spec.hidden_size
-    embed = spec.embedding_params or 0
-    attention = _attention_params(spec, cfg)
-    dense_mlp = 3 * h * (spec.intermediate_size or 4 * h)
-    norms = 2 * h
-    if not spec.is_moe:
-        total = embed + spec.num_layers * (attention + dense_mlp + norms) + h
-        return total, total
-    experts = spec.num_experts or 1
-    per_token = spec.num_experts_per_tok or 1
-    expert = 3 * h * (spec.moe_intermediate_size or spec.intermediate_size or 4 * h)
-    shared = 3 * h * int(cfg.get("shared_expert_intermediate_size") or 0)
-    shared += spec.num_shared_experts * expert
-    dense_layers = spec.first_dense_layers
-    moe_layers = spec.num_layers - dense_layers
-    router = h * experts
-    base = embed + h + spec.num_layers * (attention + norms) + dense_layers * dense_mlp
-    total = base + moe_layers * (experts * expert + shared + router)
-    active = base + moe_layers * (per_token * expert + shared + router)
-    return total, active
-
-
-def _attention_params(spec: ModelSpec, cfg: Mapping[str, Any]) -> int:
-    h = spec.hidden_size
-    if not spec.mla:
-        q_and_o = 2 * h * spec.num_heads * spec.head_dim
-        return q_and_o + 2 * h * spec.num_kv_heads * spec.head_dim
-    rope = spec.qk_rope_head_dim or 64
-    nope = int(cfg.get("qk_nope_head_dim") or 128)
-    v_dim = int(cfg.get("v_head_dim") or 128)
-    q_rank = cfg.get("q_lora_rank", 1536) if cfg else 1536
-    kv_rank = spec.kv_lora_rank or 512
-    q_head = spec.num_heads * (nope + rope)
-    q = h * q_head if not q_rank else h * int(q_rank) + int(q_rank) * q_head
-    kv = h * (kv_rank + rope) + kv_rank * spec.num_heads * (nope + v_dim)
-    return q + kv + spec.num_heads * v_dim * h
-
-
-def load_hf_config(path: str | Path) -> ModelSpec:
-    """A ModelSpec from a `config.json` file, or a model directory holding one.
-
-    When unquantised `*.safetensors` files sit beside it, the parameter count is read from
-    their headers (exact) instead of estimated.
-    """
-    target = Path(path)
-    file = target / "config.json" if target.is_dir() else target
-    config, _text = read_json(file, "model config")
-    spec = model_from_hf_config(config, source=str(file))
-    if spec.quantization is None:
-        counted = _safetensors_params(file.parent)
-        if counted:
-            # Exact total; the MoE active share keeps the estimated ratio.
-            active = spec.params and round(counted * spec.active_params / spec.params)
-            spec = replace(spec, params=counted, active_params=active or counted,
-                           params_estimated=False)
-    return spec
-
-
-def _safetensors_params(folder: Path) -> int:
-    """Element count over the tensors in the safetensors files of `folder` (0 if none)."""
-    total = 0
-    for shard in sorted(folder.glob("*.safetensors")):
-        try:
-            with shard.open("rb") as handle:
-                (length,) = struct.unpack("<Q", handle.read(8))
-                header = json.loads(handle.read(length))
-        except (OSError, struct.error, ValueError):
-            return 0
-        for name, entry in header.items():
-            if name != "__metadata__" and isinstance(entry, Mapping):
-                total += math.prod(int(d) for d in entry.get("shape", []))
-    return total

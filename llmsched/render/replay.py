@@ -6,45 +6,64 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-# What the sweep table compares: (dotted key into a point's summary, column label).
-COMPARE_COLUMNS = (
-    ("total_steps", "steps"),
-    ("total_preemptions", "preempt"),
-    ("waiting.peak", "wait peak"),
-    ("kv_usage.mean", "kv mean"),
-    ("ttft_steps.p50", "ttft p50"),
-    ("ttft_steps.p99", "ttft p99"),
-    ("e2e_steps.p50", "e2e p50"),
+# What the sweep table compares: (key of a point's outcome, column label, unit-bearing).
+OUTCOME_COLUMNS = (
+    ("ttft_p50", "TTFT p50", True),
+    ("ttft_p90", "TTFT p90", True),
+    ("e2e_p90", "e2e p90", True),
+    ("throughput", "out tok/{unit}", False),
+    ("waiting_mean", "queue mean", False),
+    ("preemptions_per_100", "preempt/100", False),
 )
+BEST_MARK = "*"
 
 
-def lookup(point: Mapping[str, Any], dotted: str) -> Any:
-    value: Any = point
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, Mapping) else None
-    return value
-
-
-def sweep_table(names: Sequence[str], points: Sequence[Mapping[str, Any]]) -> str:
-    """One row per grid point: its settings, its KV blocks and COMPARE_COLUMNS, padded to
-    line up."""
-    columns = COMPARE_COLUMNS
-    header = [*names, "blocks", *(label for _, label in columns)]
+def sweep_table(
+    names: Sequence[str], points: Sequence[Mapping[str, Any]], judged: Mapping[str, Any]
+) -> str:
+    """One row per grid point: its settings, its KV blocks (unless swept) and what users
+    saw, in seconds when a cost model ran (else steps); the best row on the objective is
+    marked, and the saturation verdict follows."""
+    if not points:
+        return "no grid points"
+    unit = points[0]["outcome"]["unit"]
+    per = "s" if unit == "s" else "step"
+    show_blocks = "num_gpu_blocks" not in names
+    header = ["", *names, *(["blocks"] if show_blocks else [])]
+    header += [
+        label.format(unit=per) + (f" ({unit})" if timed else "")
+        for _, label, timed in OUTCOME_COLUMNS
+    ]
     rows = []
-    for p in points:
-        row = [str(p["settings"][n]) for n in names] + [str(p["num_gpu_blocks"])]
-        for key, _ in columns:
-            v = lookup(p, key)
-            row.append("-" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v)))
+    for index, p in enumerate(points):
+        mark = BEST_MARK if index == judged.get("best") else ""
+        row = [mark, *(str(p["settings"][n]) for n in names)]
+        row += [str(p["num_gpu_blocks"])] if show_blocks else []
+        row += [_cell(p["outcome"].get(key)) for key, _, _ in OUTCOME_COLUMNS]
         rows.append(row)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    objective = str(judged.get("objective", "")).replace("_", " ")
+    if judged.get("best") is not None:
+        lines.append(f"{BEST_MARK} best on {objective}")
+    lines.append(str(judged["saturation"]["sentence"]))
     return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if value >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:.3g}"
+    return str(value)
 
 
 def summary_text(s: Mapping[str, Any]) -> str:
     """The replay summary in eight lines (twelve on the wall clock)."""
+
     def pct(d: Mapping[str, Any], unit: str = "") -> str:
         if d.get("p50") is None:
             return "-"

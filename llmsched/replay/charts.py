@@ -1,12 +1,12 @@
-"""Charts of a replay's time series: terminal (unicode bars) and self-contained HTML/SVG."""
+"""A replay's time series for people: terminal charts with a scale and a time axis, and the
+plain data the HTML report (`llmsched.render.html_report`) draws."""
 
 from __future__ import annotations
 
-import html
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llmsched import __version__
 from llmsched.replay.metrics import (
     KV_USAGE,
     NUM_PREEMPTIONS,
@@ -16,12 +16,14 @@ from llmsched.replay.metrics import (
 )
 
 BARS = " ▁▂▃▄▅▆▇█"
+# metric name -> (terminal label, key in the report's series)
 CHARTS = (
-    (NUM_RUNNING, "running"),
-    (NUM_WAITING, "waiting"),
-    (KV_USAGE, "KV usage"),
-    (NUM_PREEMPTIONS, "preemptions (cumulative)"),
+    (NUM_RUNNING, "running", "running"),
+    (NUM_WAITING, "waiting", "waiting"),
+    (KV_USAGE, "KV usage", "kv_usage"),
+    (NUM_PREEMPTIONS, "preemptions (cumulative)", "preemptions"),
 )
+SERIES_POINTS = 720  # the report's charts are 720 px wide: more points draw nothing new
 
 
 def downsample(values: Sequence[float], width: int) -> list[float]:
@@ -46,49 +48,104 @@ def sparkline(values: Sequence[float], width: int = 60, top: float | None = None
     return "".join(BARS[min(8, round(8 * v / peak))] for v in data)
 
 
+def _x_axis(result: ReplayResult) -> tuple[list[float], str]:
+    series = result.series
+    if series.time and len(series.time) == len(series.step):
+        return list(series.time), "s"
+    return [float(s) for s in series.step], "step"
+
+
+def _scale(value: float, kv: bool) -> str:
+    return f"{value:.2f}" if kv else f"{value:.0f}"
+
+
 def terminal_charts(result: ReplayResult, width: int = 60) -> str:
+    """One sparkline per gauge with its scale (0 to the top the bars are drawn against),
+    and a time axis under them from the first to the last step."""
     series = result.series.by_metric_name()
-    lines = [f"over {result.total_steps} steps:"]
-    for name, label in CHARTS:
+    x, unit = _x_axis(result)
+    lines = []
+    label_width = max(len(label) for _, label, _ in CHARTS)
+    for name, label, _ in CHARTS:
         values = series[name]
-        top = 1.0 if name == KV_USAGE else None
-        peak = max(values, default=0.0)
-        shown = f"{peak:.2f}" if name == KV_USAGE else f"{peak:.0f}"
-        lines.append(f"  {label:<26} {sparkline(values, width, top)}  max {shown}")
+        kv = name == KV_USAGE
+        top = 1.0 if kv else max(values, default=0.0)
+        scale = f"0–{_scale(top, kv)}" + (f", peak {max(values, default=0.0):.2f}" if kv else "")
+        lines.append(
+            f"  {label:<{label_width}} {sparkline(values, width, top if kv else None)}  {scale}"
+        )
+    if x:
+        start = _axis_value(x[0], unit)
+        end = _axis_value(x[-1], unit)
+        shown = min(width, len(x))
+        gap = max(1, shown - len(start) - len(end))
+        lines.append(f"  {'':<{label_width}} {start}{' ' * gap}{end}")
     return "\n".join(lines)
 
 
-def _svg_chart(values: Sequence[float], label: str, top: float | None, width: int = 720) -> str:
-    data = downsample(values, width)
-    height = 110
-    peak = top if top is not None else max(data, default=0.0)
-    peak = peak if peak > 0 else 1.0
-    step = width / max(1, len(data) - 1)
-    points = " ".join(
-        f"{i * step:.1f},{height - 10 - (height - 20) * v / peak:.1f}" for i, v in enumerate(data)
-    )
-    return (
-        f"<figure><figcaption>{html.escape(label)} (max {max(values, default=0):.3g})"
-        f'</figcaption><svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-        f'role="img" aria-label="{html.escape(label)}"><rect width="100%" height="100%" '
-        f'fill="#fafafa"/><polyline fill="none" stroke="#1f77b4" stroke-width="1.5" '
-        f'points="{points}"/></svg></figure>'
-    )
+def _axis_value(value: float, unit: str) -> str:
+    return f"{value:.1f}s" if unit == "s" else f"step {value:.0f}"
 
 
-def html_report(result: ReplayResult, title: str = "llmsched replay") -> str:
-    """One self-contained page: the summary and the same charts, no external assets."""
-    series = result.series.by_metric_name()
-    figures = "\n".join(
-        _svg_chart(series[name], f"{label} [{name}]", 1.0 if name == KV_USAGE else None)
-        for name, label in CHARTS
-    )
-    summary: dict[str, Any] = result.summary()
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title><style>body{{font-family:sans-serif;"
-        "max-width:760px;margin:2em auto}}pre{{background:#f4f4f4;padding:1em;"
-        "overflow:auto}}figure{{margin:1em 0}}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1>{figures}<h2>Summary</h2><pre>"
-        f"{html.escape(json.dumps(summary, indent=2))}</pre></body></html>\n"
-    )
+def run_view(result: ReplayResult, label: str) -> dict[str, Any]:
+    """One run as the HTML report draws it: x axis, the four series, latency percentiles."""
+    x, unit = _x_axis(result)
+    by_name = result.series.by_metric_name()
+    points = min(SERIES_POINTS, len(x))
+    summary = result.summary()
+    wall = "ttft_s" in summary
+    latency = {
+        "TTFT": summary["ttft_s" if wall else "ttft_steps"],
+        "end-to-end": summary["e2e_s" if wall else "e2e_steps"],
+    }
+    if wall:
+        latency["TPOT"] = summary["tpot_s"]
+        latency["queue time"] = summary["queue_s"]
+    return {
+        "label": label,
+        "x_unit": unit,
+        "x": _pick(x, points),
+        "series": {key: downsample(by_name[name], points) for name, _, key in CHARTS},
+        "unit": "s" if wall else "steps",
+        "latency": latency,
+    }
+
+
+def _pick(x: Sequence[float], points: int) -> list[float]:
+    """The x value at the end of each bucket `downsample` forms."""
+    if len(x) <= points:
+        return list(x)
+    return [x[max(1, (i + 1) * len(x) // points) - 1] for i in range(points)]
+
+
+def page(
+    title: str,
+    header: Sequence[tuple[str, Any]],
+    runs: Sequence[Mapping[str, Any]],
+    *,
+    judgement: Mapping[str, Any] | None = None,
+    sweep: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "title": title,
+        "header": [list(row) for row in header],
+        "runs": list(runs),
+        "judgement": judgement,
+        "sweep": sweep,
+    }
+
+
+def header_rows(
+    trace_path: str, num_requests: int, config: Mapping[str, Any], vllm_version: str,
+    extra: Sequence[tuple[str, Any]] = (),
+) -> list[tuple[str, Any]]:  # fmt: skip
+    """The report's input header: what was replayed, under which scheduler and config."""
+    rows: list[tuple[str, Any]] = [
+        ("trace", trace_path),
+        ("requests", num_requests),
+        *extra,
+        ("vLLM scheduler", vllm_version),
+        ("llmsched", __version__),
+    ]
+    rows += [(f"config {key}", value) for key, value in config.items()]
+    return rows

@@ -17,14 +17,14 @@ efficiency constants are the usual achievable fractions, not measurements:
   with CUDA graphs is 2-6 ms on 7-8B models).
 * TP_OVERHEAD_S 0.5 ms per extra rank: two all-reduces per layer over NVLink.
 
-Any callable `StepShape -> seconds` can replace it (`engine.StepTimeFn`).
+Any callable `StepShape -> seconds` can replace it (`loop.StepTimeFn`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llmsched.replay.engine import StepShape
+from llmsched.replay.loop import StepShape
 
 MFU = 0.5
 MBU = 0.7

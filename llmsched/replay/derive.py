@@ -46,7 +46,7 @@ def _strip_launcher(tokens: list[str]) -> tuple[list[str], bool]:
 def setup_from_engine_args(
     text: str, gpu: str | None, model: str | None, vllm_version: str | None = None
 ) -> EngineSetup:
-    from llmsched.knowledge.vllm_args import parse_vllm_argv
+    from llmsched.knowledge.vllm.args import parse_vllm_argv
 
     loc = Location("--engine-args")
     try:
@@ -71,14 +71,14 @@ def setup_from_manifest(
     path: str, gpu: str | None, model: str | None, vllm_version: str | None = None
 ) -> EngineSetup:
     """The first vLLM invocation found in a Kubernetes/KubeRay manifest
-    (`llmsched.collect.workloads.extract_workload`), on the GPU its pod pins
-    (`llmsched.engine.sizing.pinned_gpu`: nodeSelector, node affinity, annotation, Ray
+    (`llmsched.manifest.kinds.extract_workload`), on the GPU its pod pins
+    (`llmsched.manifest.gpu_pinning.pinned_gpu`: nodeSelector, node affinity, annotation, Ray
     Serve LLM's accelerator_type or the Ray worker groups) unless `--gpu` says otherwise.
     The engine defaults follow the vLLM version of the image when it can be told."""
     import yaml
 
-    from llmsched.collect.workloads import extract_workload
-    from llmsched.engine.sizing import pinned_gpu
+    from llmsched.manifest.gpu_pinning import pinned_gpu
+    from llmsched.manifest.kinds import extract_workload
 
     p = Path(path)
     try:
@@ -142,7 +142,7 @@ def derive_config(
     from llmsched.knowledge.gpus import require_gpu
     from llmsched.knowledge.kv_capacity import kv_capacity
     from llmsched.knowledge.models import require_model
-    from llmsched.knowledge.vllm_args import effective_args
+    from llmsched.knowledge.vllm.defaults import effective_args
 
     if sweep_overrides:
         setup = setup.with_args(sweep_overrides)
@@ -150,7 +150,7 @@ def derive_config(
     model = require_model(setup.model)
     args = effective_args(setup.explicit, setup.vllm_version, gpu.memory_bytes, gpu_name=gpu.name)
     max_model_len = args.get("max_model_len") or model.context_len or 4096
-    block_size = int(args.get("block_size") or 16)
+    block_size = int(args["block_size"])
     override = args.get("num_gpu_blocks_override")
     if override:
         blocks = int(override)
@@ -160,7 +160,7 @@ def derive_config(
             gpu,
             tp=int(args.get("tensor_parallel_size") or 1),
             pp=int(args.get("pipeline_parallel_size") or 1),
-            gpu_memory_utilization=float(args.get("gpu_memory_utilization") or 0.9),
+            gpu_memory_utilization=float(args["gpu_memory_utilization"]),
             block_size=block_size,
             kv_cache_dtype=str(args.get("kv_cache_dtype") or "auto"),
             dtype=str(args.get("dtype") or "auto"),

@@ -1,5 +1,5 @@
-"""KV-cache manager for one full-attention group (vLLM: `vllm/v1/core/kv_cache_manager.py`
-and `single_type_kv_cache_manager.py`).
+"""KV-cache managers for one full-attention group (vLLM: `vllm/v1/core/kv_cache_manager.py`
+and `single_type_kv_cache_manager.py`), behind one interface (`KVCacheManager`).
 
 `allocate_slots` returns None when the request cannot get its blocks; the scheduler
 decides what to do about it (preempt, or stop admitting).
@@ -8,6 +8,7 @@ decides what to do about it (preempt, or stop admitting).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from llmsched.replay.block_pool import DEAD_HASH, BlockPool
 from llmsched.replay.request import Request, RequestStatus
@@ -56,7 +57,57 @@ class PrefixCacheStats:
         }
 
 
-class KVCacheManager:
+class KVCacheManager(Protocol):
+    """What a scheduler asks of the KV cache: V1's managers here and V0's
+    (`v0_block_manager.py`)."""
+
+    enable_caching: bool
+    block_size: int
+    prefix_cache_stats: PrefixCacheStats
+
+    @property
+    def usage(self) -> float: ...
+
+    def get_num_free_blocks(self) -> int: ...
+
+    def num_blocks_of(self, request_id: str) -> int:
+        """Blocks the request holds now."""
+        ...
+
+    def get_computed_blocks(self, request: Request) -> tuple[list[int], int]: ...
+
+    def allocate_slots(
+        self,
+        request: Request,
+        num_new_tokens: int,
+        num_new_computed_tokens: int = 0,
+        new_computed_blocks: list[int] | None = None,
+        full_sequence_must_fit: bool = False,
+        apply_watermark: bool = False,
+    ) -> list[int] | None: ...
+
+    def free(self, request: Request) -> None: ...
+
+
+class LazyKVCacheManager(KVCacheManager, Protocol):
+    """A manager the fast replay (`fast.py`) can bring up to date in batches: blocks for
+    many decodes' block-boundary crossings are taken at once, then handed to their
+    requests when those are next looked at."""
+
+    def take_free_blocks(self, n: int) -> list[int]:
+        """Take `n` blocks from the free pool for nobody yet; returns their ids (none
+        where block identities are not kept)."""
+        ...
+
+    def adopt_blocks(self, request: Request, num_tokens: int, spare: list[int]) -> None:
+        """The request now holds blocks for `num_tokens` tokens: the ones it lacks come
+        from the end of `spare` (taken by `take_free_blocks`); full blocks get hashed."""
+        ...
+
+
+class BlockKVCacheManager:
+    """Keeps every request's block ids (needed for prefix caching)."""
+
     def __init__(
         self,
         num_gpu_blocks: int,
@@ -80,6 +131,21 @@ class KVCacheManager:
 
     def get_num_free_blocks(self) -> int:
         return self.block_pool.get_num_free_blocks()
+
+    def num_blocks_of(self, request_id: str) -> int:
+        return len(self.req_to_blocks.get(request_id, ()))
+
+    def take_free_blocks(self, n: int) -> list[int]:
+        return self.block_pool.get_new_blocks(n)
+
+    def adopt_blocks(self, request: Request, num_tokens: int, spare: list[int]) -> None:
+        blocks = self.req_to_blocks[request.request_id]
+        missing = cdiv(num_tokens, self.block_size) - len(blocks)
+        if missing > 0:
+            blocks += spare[-missing:]
+            del spare[-missing:]
+        if self.enable_caching:
+            self.cache_blocks(request, num_tokens)
 
     def get_computed_blocks(self, request: Request) -> tuple[list[int], int]:
         """Longest run of cached full blocks, capped so one token is recomputed."""
@@ -173,12 +239,9 @@ class KVCacheManager:
         self.num_cached_block.pop(request.request_id, None)
         self.block_pool.free_blocks(reversed(blocks))
 
-    def get_block_ids(self, request_id: str) -> list[int]:
-        return self.req_to_blocks.get(request_id, [])
-
 
 class CountingKVCacheManager:
-    """The same decisions as `KVCacheManager` without prefix caching, keeping only how
+    """The same decisions as `BlockKVCacheManager` without prefix caching, keeping only how
     many blocks each request holds (block identities are unobservable then)."""
 
     enable_caching = False
@@ -200,6 +263,16 @@ class CountingKVCacheManager:
 
     def get_num_free_blocks(self) -> int:
         return self.num_free_blocks
+
+    def num_blocks_of(self, request_id: str) -> int:
+        return self.held.get(request_id, 0)
+
+    def take_free_blocks(self, n: int) -> list[int]:
+        self.num_free_blocks -= n
+        return []
+
+    def adopt_blocks(self, request: Request, num_tokens: int, spare: list[int]) -> None:
+        self.held[request.request_id] = cdiv(num_tokens, self.block_size)
 
     def get_computed_blocks(self, request: Request) -> tuple[list[int], int]:
         return [], 0
@@ -234,8 +307,8 @@ class CountingKVCacheManager:
         self.num_free_blocks += self.held.pop(request.request_id, 0)
 
 
-class DeferredHashKVCacheManager(KVCacheManager):
-    """`KVCacheManager` with prefix caching whose per-request ("r") block hashes are
+class DeferredHashKVCacheManager(BlockKVCacheManager):
+    """`BlockKVCacheManager` with prefix caching whose per-request ("r") block hashes are
     registered when the request's blocks are freed, not when each block fills.
 
     Only the request itself can ever look such a hash up, and only after it was
@@ -243,7 +316,7 @@ class DeferredHashKVCacheManager(KVCacheManager):
     reachable by others. So the decisions are identical, and most blocks (those of
     requests that finish) are only marked as hashed (`DEAD_HASH`: they go to the free
     queue's tail like any hashed block) and never enter the hash map. Hashes shared
-    across a prefix group are registered eagerly as in `KVCacheManager`.
+    across a prefix group are registered eagerly as in `BlockKVCacheManager`.
     """
 
     def _num_shared_blocks(self, request: Request) -> int:
@@ -255,7 +328,7 @@ class DeferredHashKVCacheManager(KVCacheManager):
         return request.prefix_len // self.block_size
 
     def get_computed_blocks(self, request: Request) -> tuple[list[int], int]:
-        """As `KVCacheManager.get_computed_blocks`, hashing only as far as the hits go."""
+        """As `BlockKVCacheManager.get_computed_blocks`, hashing only as far as the hits go."""
         bs = self.block_size
         max_blocks = (request.num_tokens - 1) // bs
         cached = self.block_pool.cached_block_hash_to_block

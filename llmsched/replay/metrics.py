@@ -17,7 +17,7 @@ NUM_PREEMPTIONS = "vllm:num_preemptions"
 
 VLLM_PATCH_VERSION = {"0.32": "0.32.0", "0.33": "0.33.0"}
 SCHEDULER_CLASS = "llmsched.replay.scheduler.Scheduler"
-V0_SCHEDULER_CLASS = "llmsched.replay.v0_scheduler.V0Scheduler"
+V0_SCHEDULER_CLASS = "llmsched.replay.v0.V0Scheduler"
 
 
 @dataclass
@@ -32,7 +32,7 @@ class StepRecord:
     kv_usage: float  # unrounded; the log rounds to 6 places like the golden files
     start_time: float | None = None  # wall clock only
     duration: float | None = None
-    # V0 engine only (`v0_scheduler.py`): ids swapped out this step, swapped queue length
+    # V0 engine only (`v0.py`): ids swapped out this step, swapped queue length
     swapped: list[str] | None = None
     num_swapped: int | None = None
 

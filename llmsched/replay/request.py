@@ -61,7 +61,6 @@ class Request:
     request_id: str
     num_prompt_tokens: int
     max_tokens: int  # output tokens after which the request finishes ("length")
-    arrival_time: float  # the policy's tie-break; the arrival step on the step clock
     priority: int = 0
     prefix_group: str | None = None
     prefix_len: int = 0
@@ -69,21 +68,28 @@ class Request:
     num_computed_tokens: int = 0
     num_output_tokens: int = 0
     num_preemptions: int = 0
-    # Position in the trace; breaks every remaining tie the way file order does.
-    index: int = 0
+    # Place in submission order (the trace's order): the arrival tie-break, see `__lt__`.
+    arrival_seq: int = 0
     _hash_cache: list[BlockHash] = field(default_factory=list, repr=False)
 
     @property
     def num_tokens(self) -> int:
         return self.num_prompt_tokens + self.num_output_tokens
 
+    @property
+    def priority_key(self) -> tuple[int, int]:
+        """The priority policy's order: lower is served first and preempted last.
+
+        vLLM orders by `(priority, arrival_time, request_id)` (`Request.__lt__` in
+        `vllm/v1/request.py`; the preemption victim is `max(running, key=(priority,
+        arrival_time))`), where `arrival_time` is the time the request was added: strictly
+        increasing in submission order, so two requests of equal priority are never tied,
+        even when they arrive in the same step or at the same trace time. Submission
+        order is the trace's order, `arrival_seq`."""
+        return (self.priority, self.arrival_seq)
+
     def __lt__(self, other: Request) -> bool:
-        # vLLM's Request.__lt__: (priority, arrival_time, request_id).
-        return (self.priority, self.arrival_time, self.request_id) < (
-            other.priority,
-            other.arrival_time,
-            other.request_id,
-        )
+        return self.priority_key < other.priority_key
 
     def block_hash(self, block_index: int, block_size: int) -> BlockHash:
         """Hash key of full block `block_index`: equal for two requests iff their tokens

@@ -1,8 +1,8 @@
 """Waiting queues (vLLM: `vllm/v1/core/sched/request_queue.py`).
 
 FCFS is a deque: arrivals at the back, preempted requests pushed at the front.
-PRIORITY is a binary heap over `(priority, arrival_time, request_id)`; "prepend" is an
-insert there.
+PRIORITY is a binary heap over `Request.priority_key` (priority, then submission
+order); "prepend" is an insert there.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """vLLM V1's scheduler, step by step (vLLM: `vllm/v1/core/sched/scheduler.py`).
 
 This is the reference: it follows `schedule()` and `update_from_output()` literally
-(ALGORITHM.md §2-§8). `fast_engine.py` takes shortcuts and is tested against it.
+(ALGORITHM.md §2-§8). `fast.py` takes shortcuts and is tested against it.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.kv_cache_manager import CountingKVCacheManager, KVCacheManager
+from llmsched.replay.kv_cache_manager import BlockKVCacheManager, KVCacheManager
 from llmsched.replay.request import Request, RequestStatus
 from llmsched.replay.request_queue import SchedulingPolicy, create_request_queue
 
@@ -23,30 +23,24 @@ class SchedulerOutput:
 
 
 class Scheduler:
-    def __init__(self, config: SchedulerConfig, counting_blocks: bool = False) -> None:
-        """`counting_blocks`: without prefix caching, block identities are unobservable,
-        so the KV manager may keep counts instead of block lists."""
+    def __init__(
+        self, config: SchedulerConfig, kv_cache_manager: KVCacheManager | None = None
+    ) -> None:
+        """`kv_cache_manager`: by default one that keeps every block id."""
         self.config = config
         self.policy = config.policy
         self.max_num_running_reqs = config.max_num_seqs
         self.max_num_scheduled_tokens = config.max_num_batched_tokens
         self.max_model_len = config.max_model_len
-        self.kv_cache_manager: KVCacheManager | CountingKVCacheManager
-        if config.enable_prefix_caching or not counting_blocks:
-            self.kv_cache_manager = KVCacheManager(
+        if kv_cache_manager is None:
+            kv_cache_manager = BlockKVCacheManager(
                 num_gpu_blocks=config.num_gpu_blocks,
                 block_size=config.block_size,
                 max_model_len=config.max_model_len,
                 enable_caching=config.enable_prefix_caching,
                 watermark=config.watermark,
             )
-        else:
-            self.kv_cache_manager = CountingKVCacheManager(
-                num_gpu_blocks=config.num_gpu_blocks,
-                block_size=config.block_size,
-                max_model_len=config.max_model_len,
-                watermark=config.watermark,
-            )
+        self.kv_cache_manager = kv_cache_manager
         self.requests: dict[str, Request] = {}
         self.waiting = create_request_queue(self.policy)
         self.running: list[Request] = []
@@ -62,17 +56,17 @@ class Scheduler:
     def has_requests(self) -> bool:
         return bool(self.waiting) or bool(self.running) or bool(self.finished_req_ids)
 
-    def _long_prefill_threshold(self) -> int:
+    def long_prefill_threshold(self) -> int:
         if len(self.running) + len(self.waiting) <= 1:
             return 0  # a lone request may use the whole budget
         return self.config.long_prefill_token_threshold
 
     def schedule(self) -> SchedulerOutput:
         out = SchedulerOutput()
-        threshold = self._long_prefill_threshold()
-        token_budget, preempted = self._schedule_running(out, threshold)
+        threshold = self.long_prefill_threshold()
+        token_budget, preempted = self.schedule_running(out, threshold)
         if not preempted:
-            self._schedule_waiting(out, token_budget, threshold)
+            self.schedule_waiting(out, token_budget, threshold)
         out.total_num_scheduled_tokens = sum(out.num_scheduled_tokens.values())
         # _update_after_schedule: advance C now so the next step sees it.
         for req_id, n in out.num_scheduled_tokens.items():
@@ -81,7 +75,7 @@ class Scheduler:
         self.finished_req_ids = set()
         return out
 
-    def _schedule_running(self, out: SchedulerOutput, threshold: int) -> tuple[int, bool]:
+    def schedule_running(self, out: SchedulerOutput, threshold: int) -> tuple[int, bool]:
         """Phase A: the running list in order; preempts when a request cannot grow."""
         scheduled = out.num_scheduled_tokens
         token_budget = self.max_num_scheduled_tokens
@@ -105,14 +99,14 @@ class Scheduler:
                 if new_blocks is not None:
                     break
                 if self.policy is SchedulingPolicy.PRIORITY:
-                    victim = max(self.running, key=lambda r: (r.priority, r.arrival_time))
+                    victim = max(self.running, key=lambda r: r.priority_key)
                     self.running.remove(victim)
                     if victim.request_id in scheduled:
                         token_budget += scheduled.pop(victim.request_id)
                         req_index -= 1
                 else:
                     victim = self.running.pop()
-                self._preempt_request(victim)
+                self.preempt_request(victim)
                 out.preempted.append(victim.request_id)
                 if victim is request:
                     break
@@ -127,7 +121,7 @@ class Scheduler:
             req_index += 1
         return token_budget, bool(out.preempted)
 
-    def _schedule_waiting(self, out: SchedulerOutput, token_budget: int, threshold: int) -> int:
+    def schedule_waiting(self, out: SchedulerOutput, token_budget: int, threshold: int) -> int:
         """Phase B: admit from the waiting queue until something does not fit."""
         kv = self.kv_cache_manager
         while self.waiting and token_budget > 0:
@@ -164,7 +158,7 @@ class Scheduler:
             request.num_computed_tokens = num_hit
         return token_budget
 
-    def _preempt_request(self, request: Request) -> None:
+    def preempt_request(self, request: Request) -> None:
         self.kv_cache_manager.free(request)
         request.status = RequestStatus.PREEMPTED
         request.num_computed_tokens = 0

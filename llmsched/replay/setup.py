@@ -32,7 +32,7 @@ from llmsched.replay.scrapes import (
     parse_pair,
     read_scrape_pair,
 )
-from llmsched.replay.v0_scheduler import cpu_blocks_for_swap_space
+from llmsched.replay.v0 import cpu_blocks_for_swap_space
 from llmsched.replay.workload import (
     Trace,
     generate_workload,

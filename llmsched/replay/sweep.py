@@ -11,9 +11,19 @@ from typing import Any
 
 from llmsched.errors import InputFileError
 from llmsched.model import Location
-from llmsched.replay.config import CONFIG_KEYS
-from llmsched.replay.derive import EngineSetup
+from llmsched.replay.charts import run_view
+from llmsched.replay.config import CONFIG_KEYS, SchedulerConfig
+from llmsched.replay.derive import EngineSetup, derive_config, split_overrides
+from llmsched.replay.fast import run_fast
+from llmsched.replay.judge import (
+    Objective,
+    best_index,
+    outcome,
+    outcome_from_dict,
+    saturation,
+)
 from llmsched.replay.request import TraceRequest
+from llmsched.replay.workload import parse_config
 
 EXECUTORS = ("auto", "ray", "process", "serial")
 Progress = Callable[[int, int], None]
@@ -65,13 +75,11 @@ class SweepJob:
     wall_clock: bool = False
     setup: EngineSetup | None = None
     cost: Any = None  # a picklable StepTimeFn, or None for the step clock
+    keep_series: bool = False  # add the time series the HTML report draws
 
 
-def run_point(job: SweepJob) -> dict[str, Any]:
-    from llmsched.replay.derive import derive_config, split_overrides
-    from llmsched.replay.fast_engine import run_fast
-    from llmsched.replay.workload import parse_config
-
+def point_config(job: SweepJob) -> SchedulerConfig:
+    """The scheduler config of one grid point; InputFileError when a value is not valid."""
     config_over, engine_over = split_overrides(job.overrides, CONFIG_KEYS)
     base = dict(job.base_config)
     if engine_over:
@@ -83,13 +91,63 @@ def run_point(job: SweepJob) -> dict[str, Any]:
                 Location("--sweep"),
             )
         base.update(derive_config(job.setup, engine_over))
-    config = parse_config(base, "--sweep", overrides=config_over, vllm_version=job.vllm_version)
+    return parse_config(base, "--sweep", overrides=config_over, vllm_version=job.vllm_version)
+
+
+def check_jobs(jobs: Sequence[SweepJob]) -> None:
+    """Every grid value checked in this process, before any worker or cluster starts."""
+    for job in jobs:
+        point_config(job)
+
+
+def run_point(job: SweepJob) -> dict[str, Any]:
+    config = point_config(job)
     result = run_fast(job.trace, config, step_time=job.cost, wall_clock=job.wall_clock)
     return {
         "settings": dict(job.overrides),
         "num_gpu_blocks": config.num_gpu_blocks,
         **result.summary(),
+        "outcome": outcome(result).to_dict(),
+        **({"view": run_view(result, _label(job.overrides))} if job.keep_series else {}),
     }
+
+
+def _label(overrides: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name}={value}" for name, value in overrides.items()) or "as configured"
+
+
+def judge_sweep(points: Sequence[Mapping[str, Any]], objective: Objective) -> dict[str, Any]:
+    """The best point on the objective, and whether the replica is saturated whatever the
+    setting (the arrival rate against the best service rate any point reached)."""
+    outcomes = [outcome_from_dict(p["outcome"]) for p in points]
+    best = best_index(outcomes, objective)
+    verdict = saturation(outcomes)
+    sentence = verdict.sentence()
+    edges = _grid_edges(points, best) if best is not None else []
+    if edges and verdict.saturated:
+        sentence += "; the best setting is at the edge of the grid: also try " + ", ".join(edges)
+    return {
+        "objective": objective.value,
+        "best": best,
+        "best_settings": dict(points[best]["settings"]) if best is not None else None,
+        "saturation": {**verdict.to_dict(), "sentence": sentence, "grid_edges": edges},
+    }
+
+
+def _grid_edges(points: Sequence[Mapping[str, Any]], best: int) -> list[str]:
+    """Swept numeric settings whose best value is the largest or smallest tried."""
+    edges = []
+    chosen = points[best]["settings"]
+    for name, value in chosen.items():
+        tried = {p["settings"][name] for p in points}
+        numbers = [v for v in tried if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(numbers) < 2 or value not in numbers:
+            continue
+        if value == max(numbers):
+            edges.append(f"{name} above {value}")
+        elif value == min(numbers):
+            edges.append(f"{name} below {value}")
+    return edges
 
 
 @dataclass
@@ -109,6 +167,7 @@ def run_sweep(
         raise InputFileError(
             f"executor must be one of {', '.join(EXECUTORS)}", Location("--executor")
         )
+    check_jobs(jobs)
     if executor == "auto":
         executor = "ray" if _ray_available() else "process"
         if len(jobs) <= 1:

@@ -6,9 +6,17 @@ from __future__ import annotations
 from llmsched.diagnose.confirm import confirm_by_replay
 from llmsched.diagnose.facts import build_facts
 from llmsched.diagnose.run import run_diagnose
+from llmsched.engine.loader import load_rules
+from llmsched.engine.spec import ConfirmSpec
 from llmsched.model import Finding, Layer, Severity, Subject
 from llmsched.snapshot import Snapshot, VllmEndpoint
 from llmsched.snapshot.vllm_exposition import normalise
+
+
+def plan(code: str) -> ConfirmSpec | None:
+    """The `confirm:` of a built-in rule, as its file says."""
+    return next(s for s in load_rules(kind="diagnose") if s.code == code).confirm
+
 
 LABELS = 'engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"'
 
@@ -74,7 +82,7 @@ def test_metrics_give_the_workload_and_the_replay_confirms_the_storm() -> None:
     assert endpoint["mean_prompt_tokens"] == 1800.0 and endpoint["mean_output_tokens"] == 400.0
     finding = Finding("DVLLM02", "kv-preemption-storm", Layer.vllm, Severity.error, "storm", "fix",
                       Subject("vLLM", "vllm-llama_8000"))
-    confirmation = confirm_by_replay(finding, facts)
+    confirmation = confirm_by_replay(finding, facts, plan("DVLLM02"))
     assert confirmation is not None
     assert confirmation["status"] == "confirmed", confirmation
     before = confirmation["replayed"]
@@ -93,14 +101,14 @@ def test_a_healthy_endpoint_is_not_reproduced_as_a_storm() -> None:
     facts = build_facts(Snapshot(collected_at="2026-11-29T10:00:00Z", vllm=[endpoint]), None)
     finding = Finding("DVLLM02", "kv-preemption-storm", Layer.vllm, Severity.error, "m", "f",
                       Subject("vLLM", "calm"))
-    confirmation = confirm_by_replay(finding, facts)
+    confirmation = confirm_by_replay(finding, facts, plan("DVLLM02"))
     assert confirmation is not None and confirmation["status"] == "not_reproduced", confirmation
 
 
 def test_without_kv_size_replay_is_not_applicable() -> None:
     facts = build_facts(None, None)
     finding = Finding("DVLLM02", "x", Layer.vllm, Severity.error, "m", "f", Subject("vLLM", "nope"))
-    assert confirm_by_replay(finding, facts)["status"] == "not_applicable"  # type: ignore[index]
+    assert confirm_by_replay(finding, facts, plan("DVLLM02"))["status"] == "not_applicable"  # type: ignore[index]
 
 
 def test_diagnose_reports_the_confirmation() -> None:
@@ -111,3 +119,25 @@ def test_diagnose_reports_the_confirmation() -> None:
     assert vllm, [f.rule for f in report.findings]
     assert vllm[0].confirmation is not None and vllm[0].confirmation["status"] == "confirmed"
     assert report.verdict is not None and report.verdict["layer"] == "vllm"
+
+
+def test_a_rule_without_confirm_is_not_replayed() -> None:
+    assert plan("DVLLM04") is None
+    facts = build_facts(storm_snapshot(), None)
+    finding = Finding("DVLLM04", "x", Layer.vllm, Severity.warning, "m", "f",
+                      Subject("vLLM", "vllm-llama_8000"))
+    confirmation = confirm_by_replay(finding, facts, None)
+    assert confirmation is not None and confirmation["status"] == "not_applicable"
+    assert "replayed" not in confirmation
+
+
+def test_a_raise_remedy_doubles_max_num_seqs_at_least() -> None:
+    facts = build_facts(storm_snapshot(), None)
+    finding = Finding("DVLLM01", "x", Layer.vllm, Severity.warning, "m", "f",
+                      Subject("vLLM", "vllm-llama_8000"))
+    confirmation = confirm_by_replay(finding, facts, plan("DVLLM01"))
+    assert confirmation is not None and "remedy" in confirmation, confirmation
+    before, _, after = confirmation["remedy"]["change"].removeprefix("max_num_seqs ").split()
+    assert int(after) >= 2 * int(before)
+    # the storm is no queue at the cap: DVLLM01's own `reproduces` says so
+    assert confirmation["status"] == "not_reproduced"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from llmsched.diagnose.run import run_diagnose
 from llmsched.model import ReportKind
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "evidence" / "data"
 REAL_LINES = [
     line
     for path in sorted(DATA.glob("*"))

@@ -4,8 +4,8 @@ the opposite."""
 
 from __future__ import annotations
 
-from llmsched.diagnose.engine import RankedFinding
 from llmsched.diagnose.facts import build_facts
+from llmsched.diagnose.ranking import RankedFinding
 from llmsched.diagnose.words import CONFIRMED, NOT_SHOWN, WORDS_ONLY, counts, weigh_words
 from llmsched.engine.loader import load_rules
 from llmsched.evidence.triage import triage_words

@@ -1,8 +1,14 @@
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from llmsched.knowledge import gpus as gpus_module
+from llmsched.knowledge.data_files import CatalogueError, load_checked
 from llmsched.knowledge.gpus import (
+    GPU,
     GPU_MODEL_LABEL_KEYS,
     GiB,
     UnknownGPUError,
@@ -138,19 +144,6 @@ def test_weak_flag_follows_compute_class() -> None:
     assert not weak & {"A100-40GB", "A100-80GB", "H100", "H200", "L40S", "B200", "MI300X"}
 
 
-def test_vllm_class_matches_arg_utils_thresholds() -> None:
-    classes = {g.name: g.vllm_class for g in all_gpus()}
-    # >= 70 GiB and not an A100 -> the large batch defaults
-    assert classes["H100"] == "high-memory"
-    assert classes["H20"] == "high-memory"
-    assert classes["H200"] == "high-memory"
-    assert classes["A100-80GB"] == "standard"  # excluded by name in vLLM (PR #17885)
-    assert classes["L40S"] == "standard"
-    assert classes["B200"] == "xl-memory"
-    assert classes["MI300X"] == "xl-memory"
-    assert all(g.high_memory == (g.vllm_class != "standard") for g in all_gpus())
-
-
 @pytest.mark.parametrize(
     ("labels", "expected"),
     [
@@ -255,3 +248,43 @@ def test_label_keys_cover_every_key_the_resolver_reads() -> None:
     assert gpu_from_label("kubernetes.io/arch", "amd64") is None
     found = gpu_from_label("nvidia.com/gpu.product", "NVIDIA-H20")
     assert found is not None and found.name == "H20"
+
+
+# --- the catalogue file (gpus.yaml) ----------------------------------------------------------
+
+
+def _raw() -> dict[str, Any]:
+    data: dict[str, Any] = load_checked(gpus_module.CATALOGUE_PATH, gpus_module.SCHEMA_PATH)
+    return data
+
+
+def test_names_are_unique_and_every_spelling_names_an_entry() -> None:
+    data = _raw()
+    names = [entry["name"] for entry in data["gpus"]]
+    assert len({n.lower() for n in names}) == len(names)
+    spellings = [
+        *data["family_defaults"].values(), *data["gke_accelerators"].values(),
+        *data["aws_instance_families"].values(), *data["gce_machine_families"].values(),
+        *data["amd_device_ids"].values(), *(e["gpu"] for e in data["azure_vm_sizes"]),
+    ]
+    assert set(spellings) <= set(names), set(spellings) - set(names)
+    families = {entry["family"] for entry in data["gpus"]}
+    assert set(data["family_defaults"]) <= families
+
+
+@pytest.mark.parametrize("gpu", all_gpus(), ids=lambda g: g.name)
+def test_every_entry_is_plausible_and_found_by_its_own_name(gpu: GPU) -> None:
+    assert lookup_gpu(gpu.name) == gpu
+    assert 8 <= gpu.memory_gib <= 512
+    # Datasheet bandwidths run from ~300 GB/s (L4) to 8 TB/s (B200); compute 60-2500 TFLOP/s.
+    assert 250e9 <= gpu.mem_bandwidth <= 10e12
+    assert 50e12 <= gpu.bf16_flops <= 3e15
+    assert gpu.family in gpu.name.lower().replace("rtx-", "")
+
+
+def test_a_malformed_catalogue_is_refused(tmp_path: Path) -> None:
+    text = gpus_module.CATALOGUE_PATH.read_text(encoding="utf-8")
+    broken = tmp_path / "gpus.yaml"
+    broken.write_text(text.replace("vendor: amd", "vendor: intel", 1), encoding="utf-8")
+    with pytest.raises(CatalogueError, match="vendor"):
+        load_checked(broken, gpus_module.SCHEMA_PATH)

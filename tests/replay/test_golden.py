@@ -7,9 +7,9 @@ import json
 import pytest
 from replay_helpers import GOLDEN, golden_lines
 
-from llmsched.replay.engine import run_reference
-from llmsched.replay.fast_engine import run_fast
+from llmsched.replay.fast import run_fast
 from llmsched.replay.metrics import SCHEDULER_CLASS
+from llmsched.replay.reference import run_reference
 from llmsched.replay.workload import load_config, load_trace
 
 VLLM_CLASS = "vllm.v1.core.sched.scheduler.Scheduler"

@@ -4,16 +4,26 @@ literal scheduler's."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from llmsched.errors import LlmschedError
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.engine import check_fits, make_request, rejection_reason, run_reference
-from llmsched.replay.fast_engine import run_fast
-from llmsched.replay.kv_cache_manager import KVCacheManager
-from llmsched.replay.request import TraceRequest
+from llmsched.replay.fast import run_fast
+from llmsched.replay.kv_cache_manager import BlockKVCacheManager
+from llmsched.replay.loop import (
+    Arrivals,
+    Recorder,
+    StepShape,
+    check_fits,
+    make_request,
+    rejection_reason,
+    run_steps,
+)
+from llmsched.replay.reference import SchedulerStepper, run_reference
+from llmsched.replay.request import Request, TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 from llmsched.replay.scheduler import Scheduler
 
@@ -65,7 +75,7 @@ def traces(draw: st.DrawFn) -> list[TraceRequest]:
 def check_invariants(sched: Scheduler, scheduled: dict[str, int]) -> None:
     cfg = sched.config
     kv = sched.kv_cache_manager
-    assert isinstance(kv, KVCacheManager)
+    assert isinstance(kv, BlockKVCacheManager)
     pool = kv.block_pool
     assert sum(scheduled.values()) <= cfg.max_num_batched_tokens
     assert len(sched.running) <= cfg.max_num_seqs
@@ -139,3 +149,81 @@ def test_fast_engine_decides_like_the_reference(
     fast = run_fast(trace, config, keep_steps=True)
     assert list(fast.step_log_lines()) == list(ref.step_log_lines())
     assert fast.series == ref.series
+
+
+@st.composite
+def tied_traces(draw: st.DrawFn) -> tuple[list[TraceRequest], bool]:
+    """Bursts of requests that arrive together (same step, or same trace time on the wall
+    clock) with the same priority, bursts of equal priority at different steps; ids are
+    shuffled so that no tie can be broken by id."""
+    wall_clock = draw(st.booleans())
+    bursts = draw(
+        st.lists(
+            st.tuples(st.integers(0, 12), st.integers(0, 1), st.integers(1, 4)),
+            min_size=1,
+            max_size=8,
+        )
+    )
+    specs = [(step, prio) for step, prio, size in sorted(bursts) for _ in range(size)]
+    ids = draw(st.permutations([f"r{i:02d}" for i in range(len(specs))]))
+    trace = [
+        TraceRequest(
+            rid,
+            prompt_len=draw(st.integers(1, 60)),
+            output_len=draw(st.integers(1, 60)),
+            arrival_step=step,
+            arrival_time=step * 0.05 if wall_clock else None,
+            priority=prio,
+        )
+        for rid, (step, prio) in zip(ids, specs, strict=True)
+    ]
+    return trace, wall_clock
+
+
+def step_cost(shape: StepShape) -> float:
+    return 0.01 + 0.0005 * shape.num_tokens + 1e-6 * shape.context_tokens
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=tied_traces(), config=configs())
+def test_priority_ties_follow_submission_order_in_both_replays(
+    case: tuple[list[TraceRequest], bool], config: SchedulerConfig
+) -> None:
+    trace, wall_clock = case
+    config = replace(config, policy=SchedulingPolicy.PRIORITY)
+    kw = {"step_time": step_cost, "wall_clock": True} if wall_clock else {}
+    try:
+        ref = run_reference(trace, config, **kw)  # type: ignore[arg-type]
+    except LlmschedError:
+        return
+    fast = run_fast(trace, config, keep_steps=True, **kw)  # type: ignore[arg-type]
+    assert list(fast.step_log_lines()) == list(ref.step_log_lines())
+    assert fast.series == ref.series
+
+    # Every victim is the running request of lowest priority submitted last, and every
+    # admission is the waiting one of highest priority submitted first (file order).
+    position = {t.request_id: i for i, t in enumerate(trace)}
+
+    def rank(r: Request) -> tuple[int, int]:
+        return (r.priority, position[r.request_id])
+
+    sched = Scheduler(config)
+    preempt, pop = sched.preempt_request, sched.waiting.pop_request
+
+    def checked_preempt(victim: Request) -> None:
+        assert all(rank(r) < rank(victim) for r in sched.running), victim.request_id
+        preempt(victim)
+
+    def checked_pop() -> Request:
+        head = pop()
+        assert all(rank(head) < rank(r) for r in sched.waiting), head.request_id
+        return head
+
+    sched.preempt_request = checked_preempt  # type: ignore[method-assign]
+    sched.waiting.pop_request = checked_pop  # type: ignore[method-assign]
+    rec = Recorder(keep_steps=True)
+    stepper = SchedulerStepper(sched, rec, step_cost if wall_clock else None, wall_clock)
+    run_steps(stepper, Arrivals(trace, config, rec, wall_clock))
+    assert (
+        list(rec.result(config, {}, None).step_log_lines())[:-1] == list(ref.step_log_lines())[:-1]
+    )

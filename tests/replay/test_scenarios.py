@@ -5,8 +5,8 @@ from __future__ import annotations
 from replay_helpers import trace_requests
 
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.engine import run_reference
-from llmsched.replay.fast_engine import run_fast
+from llmsched.replay.fast import run_fast
+from llmsched.replay.reference import run_reference
 from llmsched.replay.request import TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 
@@ -67,7 +67,8 @@ def test_prefix_hits_are_block_multiples_and_leave_one_token() -> None:
 
 
 def test_priority_self_preemption_stops_phase_a_in_032_not_in_033() -> None:
-    # "low" is admitted first, so it heads the running list but is the priority victim.
+    # "low" is admitted first, so it heads the running list but is the priority victim;
+    # among the equal h*, h3 was submitted last: it is the next victim.
     trace = [TraceRequest("low", 7, 30, arrival_step=0, priority=5)] + [
         TraceRequest(f"h{i}", 8, 30, arrival_step=1, priority=0) for i in range(4)
     ]
@@ -77,8 +78,8 @@ def test_priority_self_preemption_stops_phase_a_in_032_not_in_033() -> None:
         steps[version] = run_reference(trace, c).step_records()[6]
         assert run_fast(trace, c, keep_steps=True).step_records()[6] == steps[version]
     assert steps["0.32"].preempted == ["low"] and steps["0.32"].scheduled == {}
-    assert steps["0.33"].preempted[0] == "low"
-    assert list(steps["0.33"].scheduled) == ["h1", "h2", "h3"]
+    assert steps["0.33"].preempted == ["low", "h3"]
+    assert list(steps["0.33"].scheduled) == ["h0", "h1", "h2"]
 
 
 def test_too_long_prompt_is_rejected_like_vllms_input_processor() -> None:

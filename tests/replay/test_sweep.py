@@ -7,8 +7,9 @@ import json
 import pytest
 from replay_helpers import GOLDEN
 
+from llmsched.errors import InputFileError
 from llmsched.replay.cost_model import RooflineCostModel
-from llmsched.replay.engine import StepShape
+from llmsched.replay.loop import StepShape
 from llmsched.replay.sweep import SweepJob, grid_points, parse_sweep, run_sweep
 from llmsched.replay.workload import load_trace
 
@@ -64,3 +65,13 @@ def test_roofline_prefill_compute_bound_decode_bandwidth_bound() -> None:
     assert m.step_time(decode) == pytest.approx((16e9 + 131072 * 64000) / (3.35e12 * 0.7) + 0.004)
     assert m.step_time(prefill) > m.step_time(decode)
     assert m.step_time(StepShape(0, 0, 0, 0, 0)) == 0.0
+
+
+def test_a_bad_grid_value_is_refused_before_any_executor_starts() -> None:
+    trace = load_trace(GOLDEN / "light.trace.jsonl")
+    base = json.loads((GOLDEN / "light.config.json").read_text())
+    jobs = [SweepJob(trace.requests, base, {"max_num_seqs": v}, None) for v in ("a", "b")]
+    # an address nothing listens on: were a cluster contacted first, this would be a
+    # connection error, not the value's
+    with pytest.raises(InputFileError, match="max_num_seqs"):
+        run_sweep(jobs, "ray", ray_address="127.0.0.9:1")

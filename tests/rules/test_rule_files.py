@@ -12,9 +12,11 @@ import pytest
 import yaml
 
 from llmsched.config import Config
+from llmsched.diagnose.checks import all_diagnose_checks
 from llmsched.engine.cel import compile_expression
 from llmsched.engine.checks import all_checks
 from llmsched.engine.lint import run_lint
+from llmsched.engine.template import compile_template
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
@@ -53,12 +55,14 @@ def test_rule_logic_compiles(path: Path) -> None:
     expressions += list(data.get("evidence", {}).values())
     for expression in filter(None, expressions):
         compile_expression(expression, str(path))
+    if "message" in data:
+        assert compile_template(data["message"], str(path)).expressions
     if "check" in data:
-        assert data["check"] in all_checks()
+        assert data["check"] in (all_checks() if data["kind"] == "lint" else all_diagnose_checks())
 
 
 CHECKLIST_DIAGNOSE_IDS = (
-    [f"DK8S{n:02d}" for n in range(1, 13)]
+    [f"DK8S{n:02d}" for n in range(1, 15)]
     + [f"DRAY{n:02d}" for n in range(1, 11)]
     + [f"DVLLM{n:02d}" for n in range(1, 10)]
 )

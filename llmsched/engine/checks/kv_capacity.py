@@ -8,7 +8,8 @@ from typing import Any
 
 from llmsched.engine.checks import Outcome, check
 from llmsched.engine.scope import SubjectView, container_gpu, gpu_worker_pods
-from llmsched.engine.sizing import pinned_gpu, served_model
+from llmsched.engine.sizing import served_model
+from llmsched.manifest.gpu_pinning import pinned_gpu
 from llmsched.model import Evidence, Severity
 
 GIB = 1024**3
@@ -40,7 +41,7 @@ def _engine_gpu(view: SubjectView) -> tuple[Any, str]:
     return pinned_gpu(pod, view.annotations, view.invocation, workers)
 
 
-def _sizing(view: SubjectView) -> tuple[Any, Any, dict[str, Any], str | None]:
+def sizing(view: SubjectView) -> tuple[Any, Any, dict[str, Any], str | None]:
     """(capacity, model, effective args, why not) for the subject's engine."""
     from llmsched.errors import LlmschedError
     from llmsched.knowledge.kv_capacity import kv_capacity
@@ -61,8 +62,8 @@ def _sizing(view: SubjectView) -> tuple[Any, Any, dict[str, Any], str | None]:
             gpu,
             tp=int(args.get("tensor_parallel_size") or 1),
             pp=int(args.get("pipeline_parallel_size") or 1),
-            gpu_memory_utilization=float(args.get("gpu_memory_utilization") or 0.9),
-            block_size=int(args.get("block_size") or 16),
+            gpu_memory_utilization=float(args["gpu_memory_utilization"]),
+            block_size=int(args["block_size"]),
             kv_cache_dtype=str(args.get("kv_cache_dtype") or "auto"),
             dtype=str(args.get("dtype") or "auto"),
             quantization=args.get("quantization") or model.quantization,
@@ -96,7 +97,7 @@ def _at(view: SubjectView, dest: str) -> tuple[Any, int | None]:
 
 @check("kv_weights_fit")
 def kv_weights_fit(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
-    capacity, model, args, why = _sizing(view)
+    capacity, model, args, why = sizing(view)
     if capacity is None:
         yield Outcome(not_evaluated=why)
         return
@@ -144,7 +145,7 @@ def _fitting_parallelism(
 
 @check("kv_max_model_len")
 def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
-    capacity, model, args, why = _sizing(view)
+    capacity, model, args, why = sizing(view)
     if capacity is None:
         yield Outcome(not_evaluated=why)
         return
@@ -200,7 +201,7 @@ def _where(capacity: Any) -> str:
 
 @check("kv_concurrency")
 def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
-    capacity, model, args, why = _sizing(view)
+    capacity, model, args, why = sizing(view)
     if capacity is None:
         yield Outcome(not_evaluated=why)
         return
@@ -224,7 +225,7 @@ def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
     assumed = "llmsched.io/mean-tokens-per-seq" not in view.annotations
     if capacity.max_model_len:
         mean_tokens = min(mean_tokens, capacity.max_model_len)
-    seqs = int(args.get("max_num_seqs") or 256)
+    seqs = int(args["max_num_seqs"])
     needed_blocks = seqs * capacity.blocks_for(mean_tokens)
     if needed_blocks > share * usable:
         fit = int(share * usable // max(capacity.blocks_for(mean_tokens), 1))

@@ -10,7 +10,7 @@ from llmsched.engine.scope import SubjectView, container_gpu
 from llmsched.model import Evidence
 
 if TYPE_CHECKING:
-    from llmsched.collect.workloads import PodTemplateView, VllmInvocation
+    from llmsched.manifest.views import PodTemplateView, VllmInvocation
 
 
 def _int(value: Any, default: int = 1) -> int:

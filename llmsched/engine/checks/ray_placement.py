@@ -15,9 +15,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmsched.collect.embedded_yaml import node_line, parse_embedded_yaml
 from llmsched.engine.checks import Outcome, check
 from llmsched.engine.scope import SubjectView, container_gpu
+from llmsched.manifest.embedded_yaml import node_line, parse_embedded_yaml
 from llmsched.model import Evidence
 
 Path = tuple[str | int, ...]

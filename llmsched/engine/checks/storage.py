@@ -12,7 +12,7 @@ from llmsched.engine.scope import SubjectView
 from llmsched.model import Evidence
 
 if TYPE_CHECKING:
-    from llmsched.collect.workloads import ContainerView, PodTemplateView, VllmInvocation, Workload
+    from llmsched.manifest.views import ContainerView, PodTemplateView, VllmInvocation, Workload
 
 DEFAULT_HF_CACHE = "/root/.cache/huggingface"
 PERSISTENT_VOLUME_TYPES = (

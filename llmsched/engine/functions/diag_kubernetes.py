@@ -74,6 +74,20 @@ def stronger_siblings(pod: Any) -> list[str]:
 
 
 @cel_function
+def owner_gpu_products(pod: Any) -> list[str] | None:
+    """The GPU models the GPU pods of this pod's owner (it and its siblings) run on, when
+    there is more than one; else null."""
+    if not isinstance(pod, dict):
+        return None
+    products = {
+        str(p["gpu_product"])
+        for p in [pod, *(pod.get("siblings") or [])]
+        if p.get("gpu_product") and p.get("gpu_limit")
+    }
+    return sorted(products) if len(products) > 1 else None
+
+
+@cel_function
 def blocking_taints(scheduling: Any) -> list[str]:
     """Taints from FailedScheduling that the pod does not tolerate, other than Kubernetes' own
     (control plane, not-ready...): `{nvidia.com/gpu: present} on 3 node(s)`."""

@@ -1,6 +1,6 @@
 """Ray helpers for diagnose rules (DRAY01–DRAY10): demands, placement groups, GPU holders.
 
-They read the `ray` subject dict built in `llmsched/diagnose/facts.py` (pending demands
+They read the `ray` subject dict built in `llmsched/diagnose/facts/ray.py` (pending demands
 and placement groups, per-node GPUs, actors) and the `evidence` dict of one observation.
 Ray's own vocabulary: a demand is a task/actor shape ``{'GPU': 1.0}`` or a placement
 group (bundles plus a strategy); GPUs are logical counts, never memory.
@@ -25,6 +25,7 @@ _VLLM_PROCESS = re.compile(r"^(APIServer|EngineCore|VllmWorker|Worker(?:_\w+)?$)
 _RAY_TEXT = re.compile(r"ray::|ray\.exceptions\.|RayTaskError|RayActorError|ActorDiedError")
 _PREFIX_IN_TEXT = re.compile(r"^\s*\((?P<process>[\w:.-]+) pid=(?P<pid>\d+)")
 _EPS = 1e-9
+IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 
 
 def _items(value: Any) -> list[Mapping[str, Any]]:
@@ -265,3 +266,16 @@ def ray_split_gpus(ray: Any) -> str:
                 f"{_number(asked)} free (a task or actor runs on one node)"
             )
     return ""
+
+
+@cel_function
+def ray_unmatched_pins(pins: Any) -> list[Mapping[str, Any]]:
+    """`node:<x>` pins (`{resource, ips}`) no Ray node can hold: x is not an IP, or not the
+    IP of any of the cluster's nodes."""
+    out = []
+    for pin in _items(pins):
+        target = str(pin.get("resource", "")).removeprefix("node:")
+        ips = list(pin.get("ips") or [])
+        if (ips and target not in ips) or not IPV4.match(target):
+            out.append(pin)
+    return out

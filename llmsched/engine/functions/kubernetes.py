@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from llmsched.engine.functions import cel_function
+from llmsched.manifest.gpu_pinning import node_label_constraints
 
 GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
 GPU_TAINT_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
@@ -121,36 +122,6 @@ def gpu_tolerations(pod: Any) -> list[dict[str, Any]]:
     return [
         dict(t) for t in tolerations if isinstance(t, Mapping) and t.get("key") in GPU_TAINT_KEYS
     ]
-
-
-def _required_terms(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    affinity = pod.get("affinity") or {}
-    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
-    if not isinstance(node_affinity, Mapping):
-        return []
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
-    return [t for t in terms or [] if isinstance(t, Mapping)]
-
-
-def node_label_constraints(pod: Any) -> dict[str, list[str]]:
-    """Label key -> allowed values from nodeSelector and required node affinity (In/Exists)."""
-    if not isinstance(pod, Mapping):
-        return {}
-    out: dict[str, list[str]] = {}
-    selector = pod.get("nodeSelector")
-    if isinstance(selector, Mapping):
-        for key, value in selector.items():
-            out.setdefault(str(key), []).append(str(value))
-    for term in _required_terms(pod):
-        for expr in term.get("matchExpressions") or []:
-            if not isinstance(expr, Mapping) or "key" not in expr:
-                continue
-            if expr.get("operator") in ("In", "Exists"):
-                out.setdefault(str(expr["key"]), []).extend(
-                    str(v) for v in expr.get("values") or []
-                )
-    return out
 
 
 def _gpu_label_keys() -> tuple[str, ...]:

@@ -129,8 +129,8 @@ def gpu_models_allowed(pod: Any) -> list[str]:
     Read from the first GPU-model label key the pod constrains; values naming the same card
     (`NVIDIA-H100-80GB-HBM3`, `NVIDIA-H100-SXM5-80GB`) count once, unknown values as written.
     """
-    from llmsched.engine.functions.kubernetes import node_label_constraints
     from llmsched.knowledge.gpus import GPU_MODEL_LABEL_KEYS, gpu_from_label
+    from llmsched.manifest.gpu_pinning import node_label_constraints
 
     constraints = node_label_constraints(pod)
     for key in GPU_MODEL_LABEL_KEYS:

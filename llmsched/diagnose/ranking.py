@@ -1,0 +1,238 @@
+"""Diagnose rules over the joined facts: symptoms -> findings -> ranked -> one verdict.
+
+A diagnose rule (`rules/diagnose/<ID>-<name>.yaml`) names a scope (pod, node, ray,
+endpoint, evidence, cluster), a CEL `symptom` that holds when the symptom is present, a
+base `confidence`, the observation `signatures` it quotes as evidence, and the rules it
+`supersedes` (a root cause explains the symptom another layer shows: a Kubernetes Pending
+Ray worker explains Ray's pending demand). Rules never do I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from llmsched.config import Config
+from llmsched.diagnose.checks import DiagnoseCheck, all_diagnose_checks
+from llmsched.diagnose.facts import Facts, Subject
+from llmsched.engine.cel import Activation, EvaluationError, compile_expression
+from llmsched.engine.functions import all_functions
+from llmsched.engine.spec import RuleSpec
+from llmsched.engine.template import Template, compile_template
+from llmsched.errors import RuleError
+from llmsched.model import Evidence, Finding, Location, NotEvaluated
+from llmsched.model import Subject as FindingSubject
+
+SCOPE_VARIABLE = {
+    "pod": "pod",
+    "node": "node",
+    "ray": "ray",
+    "endpoint": "endpoint",
+    "evidence": "evidence",
+    "cluster": "cluster",
+}
+SUPERSEDED_FACTOR = 0.5
+MAX_QUOTES = 5
+
+
+@dataclass
+class RankedFinding:
+    finding: Finding
+    confidence: float
+    explained_by: str | None = None
+
+
+@dataclass
+class CompiledDiagnoseRule:
+    spec: RuleSpec
+    symptom: Any | None  # a CEL symptom, or
+    check: DiagnoseCheck | None  # a named check
+    message: Any | None  # messageExpression, or
+    template: Template | None  # message: text with {CEL} placeholders
+    evidence: tuple[tuple[str, Any], ...]
+
+
+def compile_diagnose(specs: Sequence[RuleSpec]) -> list[CompiledDiagnoseRule]:
+    checks = all_diagnose_checks()
+    out = []
+    for spec in specs:
+        if spec.check is not None and spec.check not in checks:
+            raise RuleError(
+                f"rule {spec.code} names unknown diagnose check {spec.check!r}", Location(spec.path)
+            )
+        if not spec.symptom and spec.check is None:
+            continue
+        out.append(
+            CompiledDiagnoseRule(
+                spec=spec,
+                symptom=compile_expression(spec.symptom, spec.path) if spec.symptom else None,
+                check=checks[spec.check] if spec.check else None,
+                message=compile_expression(spec.message_expression, spec.path)
+                if spec.message_expression
+                else None,
+                template=compile_template(spec.message, spec.path) if spec.message else None,
+                evidence=tuple(
+                    (k, compile_expression(v, spec.path)) for k, v in spec.evidence.items()
+                ),
+            )
+        )
+    return out
+
+
+def _finding_subject(subject: Subject) -> FindingSubject:
+    data = subject.data
+    if subject.scope == "pod":
+        return FindingSubject("Pod", str(data.get("name")), data.get("namespace"))
+    if subject.scope == "node":
+        return FindingSubject("Node", str(data.get("name")))
+    if subject.scope == "ray":
+        return FindingSubject("RayCluster", subject.key.removeprefix("ray:"))
+    if subject.scope == "endpoint":
+        return FindingSubject("vLLM", subject.key)
+    if subject.scope == "evidence":
+        return FindingSubject("Evidence", subject.key)
+    return FindingSubject("Cluster", "three-layer view")
+
+
+def _quotes(rule: RuleSpec, subject: Subject, facts: Facts) -> tuple[Evidence, ...]:
+    wanted = set(rule.signatures)
+    if not wanted:
+        return ()
+    pool = subject.observations if subject.scope != "cluster" else facts.observations
+    quotes = []
+    seen: set[str] = set()
+    for observation in pool:
+        if observation.signature in wanted and observation.text not in seen:
+            seen.add(observation.text)
+            quotes.append(
+                Evidence(
+                    source=observation.source,
+                    key=observation.signature,
+                    value=observation.text,
+                    location=observation.location,
+                )
+            )
+        if len(quotes) >= MAX_QUOTES:
+            break
+    return tuple(quotes)
+
+
+def _run_check(
+    check: DiagnoseCheck, variables: Mapping[str, Any], params: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    try:
+        return check(variables, params)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise EvaluationError(f"{type(exc).__name__}: {exc}") from None
+
+
+class DiagnoseEvaluator:
+    def __init__(self, rules: Sequence[CompiledDiagnoseRule], config: Config):
+        self.rules = rules
+        self.config = config
+        self.functions = all_functions()
+        self.ranked: list[RankedFinding] = []
+        self.not_evaluated: list[NotEvaluated] = []
+
+    def run(self, facts: Facts) -> None:
+        cluster = facts.cluster.data
+        by_scope: dict[str, list[CompiledDiagnoseRule]] = {}
+        for rule in self.rules:
+            by_scope.setdefault(rule.spec.scope, []).append(rule)
+        for scope, rules in by_scope.items():
+            for subject in facts.subjects(scope):
+                variables: dict[str, Any] = {
+                    SCOPE_VARIABLE[scope]: subject.data,
+                    "cluster": cluster,
+                    "signatures": subject.signatures,
+                }
+                if scope == "cluster":  # one subject: its rules may read every pod and node
+                    variables["pods"] = [p.data for p in facts.pods.values()]
+                    variables["nodes"] = [n.data for n in facts.nodes.values()]
+                activation = Activation(variables, self.functions)
+                for rule in rules:
+                    self._evaluate(rule, subject, variables, activation, facts)
+
+    def _evaluate(
+        self,
+        rule: CompiledDiagnoseRule,
+        subject: Subject,
+        variables: Mapping[str, Any],
+        activation: Activation,
+        facts: Facts,
+    ) -> None:
+        spec = rule.spec
+        activation.with_variable("params", spec.params)  # the rule's thresholds, for its CEL
+        try:
+            if rule.check is not None:
+                found = _run_check(rule.check, variables, spec.params)
+                if found is None:
+                    return
+                activation.with_variable("found", found)
+            elif not activation.evaluate(rule.symptom):
+                return
+            if rule.template is not None:
+                message = rule.template.render(activation)
+            elif rule.message is not None:
+                message = str(activation.evaluate(rule.message))
+            else:
+                message = spec.summary
+            evidence = []
+            for key, program in rule.evidence:
+                try:
+                    value = activation.evaluate(program)
+                except EvaluationError:
+                    continue
+                if value is not None:
+                    evidence.append(Evidence(source="derived", key=key, value=value))
+        except EvaluationError as exc:
+            self.not_evaluated.append(
+                NotEvaluated(
+                    spec.code,
+                    _finding_subject(subject),
+                    f"symptom could not be judged: {exc}",
+                    subject.location,
+                )
+            )
+            return
+        remediation = spec.remediation
+        if spec.next_steps:
+            remediation = f"{remediation}\nNext steps:\n{spec.next_steps.strip()}"
+        finding = Finding(
+            rule=spec.code,
+            name=spec.name,
+            layer=spec.layer,
+            severity=self.config.severity_for(spec.code, spec.name, spec.severity),
+            message=message,
+            remediation=remediation,
+            subject=_finding_subject(subject),
+            location=subject.location,
+            evidence=(*_quotes(spec, subject, facts), *evidence),
+        )
+        self.ranked.append(RankedFinding(finding, spec.confidence))
+
+
+def rank(ranked: list[RankedFinding], specs: dict[str, RuleSpec]) -> list[RankedFinding]:
+    """Lower the confidence of findings another finding explains, then sort by confidence."""
+    fired = {r.finding.rule for r in ranked}
+    out = []
+    for item in ranked:
+        explainers = [code for code in fired if item.finding.rule in specs[code].supersedes]
+        if explainers:
+            item = replace(
+                item,
+                confidence=item.confidence * SUPERSEDED_FACTOR,
+                explained_by=sorted(explainers)[0],
+            )
+        out.append(item)
+    order = {"error": 0, "warning": 1, "info": 2}
+    return sorted(
+        out,
+        key=lambda r: (
+            -r.confidence,
+            order[str(r.finding.severity)],
+            r.finding.rule,
+            str(r.finding.subject),
+        ),
+    )

@@ -1,0 +1,355 @@
+"""The known-signature catalogue: messages each layer emits → a stable id and a symptom.
+
+The catalogue is data (`signatures.yaml`, next to this module); this module loads it,
+compiles the patterns and matches one message at a time. A signature's `keywords` are
+plain substrings tried first, so a line pays for regular expressions only when it could
+match.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from llmsched.errors import RuleError
+from llmsched.model import Layer, Location
+
+CATALOGUE_PATH = Path(__file__).resolve().parent / "signatures.yaml"
+_MAX_LITERAL_CHARS = 20_000
+_TYPES = ("int", "float", "str")
+_KEYS = {
+    "id",
+    "layer",
+    "source",
+    "symptom",
+    "keywords",
+    "patterns",
+    "fields",
+    "set",
+    "repeat",
+    "merge_within",
+    "parse",
+    "examples",
+    "emitted_by",
+}
+_EMITTER_KEYS = {"repo", "file", "thread", "versions"}
+
+
+@dataclass(frozen=True)
+class Emitter:
+    """Where a message comes from: a file of a component's repository (or, for a reporter's
+    own words, the public thread they were taken from) and the releases that emit it."""
+
+    repo: str
+    file: str | None
+    thread: str | None
+    versions: str
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    layer: str
+    source: str
+    symptom: str
+    keywords: tuple[str, ...]
+    patterns: tuple[re.Pattern[str], ...]
+    field_types: Mapping[str, str]
+    constants: Mapping[str, Any]
+    repeat: bool
+    merge_within: int
+    parse: str | None
+    examples: tuple[str, ...]
+    emitted_by: tuple[Emitter, ...] = ()
+
+    def could_match(self, text: str) -> bool:
+        return any(keyword in text for keyword in self.keywords)
+
+
+@dataclass(frozen=True)
+class SignatureMatch:
+    signature: Signature
+    fields: dict[str, Any]
+    start: int  # offset of the match in the message
+
+
+def match_message(
+    text: str, catalogue: tuple[Signature, ...] | None = None
+) -> list[SignatureMatch]:
+    """Every signature the message shows, in catalogue order."""
+    out: list[SignatureMatch] = []
+    for signature in catalogue if catalogue is not None else _candidates(text):
+        if not signature.could_match(text):
+            continue
+        for pattern in signature.patterns:
+            found = list(pattern.finditer(text)) if signature.repeat else [pattern.search(text)]
+            matches = [m for m in found if m is not None]
+            for match in matches:
+                fields = _fields(signature, match)
+                if fields is not None:
+                    out.append(SignatureMatch(signature, fields, match.start()))
+            if matches:
+                break  # the first pattern that matches speaks for the signature
+    return out
+
+
+def _candidates(text: str) -> tuple[Signature, ...]:
+    """The catalogue's signatures that could match `text`, in catalogue order, from one
+    scan of the text for all keywords at once rather than one scan per signature."""
+    pattern, reach = _keyword_index()
+    found = set(pattern.findall(text))
+    if not found:
+        return ()
+    signatures = load_signatures()
+    return tuple(signatures[i] for i in sorted(set().union(*(reach[k] for k in found))))
+
+
+@functools.lru_cache(maxsize=1)
+def _keyword_index() -> tuple[re.Pattern[str], dict[str, frozenset[int]]]:
+    # The scan reports non-overlapping matches, longest first at each position; a keyword
+    # it skipped overlaps one it reported. So each reported keyword stands for the
+    # signatures of every keyword that can overlap it (`could_match` then decides).
+    signatures = load_signatures()
+    keywords = sorted({k for s in signatures for k in s.keywords}, key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(k) for k in keywords))
+    reach = {
+        k: frozenset(
+            i
+            for i, signature in enumerate(signatures)
+            if any(_can_overlap(k, other) for other in signature.keywords)
+        )
+        for k in keywords
+    }
+    return pattern, reach
+
+
+def _can_overlap(a: str, b: str) -> bool:
+    if a in b or b in a:
+        return True
+    return any(a.endswith(b[:n]) or b.endswith(a[:n]) for n in range(1, min(len(a), len(b))))
+
+
+def _fields(signature: Signature, match: re.Match[str]) -> dict[str, Any] | None:
+    fields: dict[str, Any] = dict(signature.constants)
+    for name, value in match.groupdict().items():
+        if value is None:
+            continue
+        converted = _convert(value, signature.field_types.get(name, "str"))
+        if converted is not None:
+            fields[name] = converted
+    if signature.parse is not None:
+        parsed = PARSERS[signature.parse](fields)
+        if parsed is None:
+            return None
+        fields = parsed
+    return fields
+
+
+def _convert(value: str, kind: str) -> Any:
+    if kind == "str":
+        return value.strip().rstrip(".,;")
+    text = value.replace(",", "").strip().rstrip(".")
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    if number != number or number in (float("inf"), float("-inf")):
+        return None
+    return int(number) if kind == "int" else number
+
+
+# ------------------------------------------------------------------ post-processors
+
+
+def _engine_args(fields: dict[str, Any]) -> dict[str, Any] | None:
+    if "args" in fields:
+        args = literal_dict(str(fields["args"]))
+        kind = "non-default-args"
+    else:
+        args = config_pairs(str(fields.get("config", "")))
+        kind = "engine-config"
+    if not args:
+        return None
+    return {"kind": kind, "args": args}
+
+
+PARSERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = {
+    "engine_args": _engine_args,
+}
+
+
+def literal_dict(text: str) -> dict[str, Any]:
+    """A Python dict literal as logged (`{'model': 'x', 'max_model_len': 8192}`), made
+    JSON-able; {} when it is not one."""
+    if len(text) > _MAX_LITERAL_CHARS:
+        return {}
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): _jsonable(v) for k, v in value.items()}
+
+
+def config_pairs(text: str) -> dict[str, Any]:
+    """`model='x', max_seq_len=8192, quantization=None, ...` as vLLM logs its config;
+    values that are not literals (`PoolerConfig(...)`, `auto`) stay text."""
+    out: dict[str, Any] = {}
+    for part in _split_top_level(text[:_MAX_LITERAL_CHARS]):
+        key, sep, raw = part.partition("=")
+        key = key.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z_]\w*", key):
+            continue
+        raw = raw.strip()
+        try:
+            out[key] = _jsonable(ast.literal_eval(raw))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            out[key] = raw
+    return out
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts: list[str] = []
+    depth = 0
+    quote: str | None = None
+    start = 0
+    for index, char in enumerate(text):
+        if quote is not None:
+            if char == quote and text[index - 1] != "\\":
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return (
+            value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+        )
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted(str(v) for v in value)
+    return repr(value)
+
+
+# ------------------------------------------------------------------ loading
+
+
+@functools.lru_cache(maxsize=1)
+def load_signatures(path: Path = CATALOGUE_PATH) -> tuple[Signature, ...]:
+    """The catalogue, compiled; a malformed entry is a `RuleError` naming it."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise RuleError(
+            f"cannot read the signature catalogue: {exc}", Location(str(path))
+        ) from None
+    if not isinstance(data, list):
+        raise RuleError("the signature catalogue must be a list", Location(str(path)))
+    signatures: list[Signature] = []
+    seen: set[str] = set()
+    for entry in data:
+        signature = _signature(entry, path)
+        if signature.id in seen:
+            raise RuleError(f"duplicate signature {signature.id}", Location(str(path)))
+        seen.add(signature.id)
+        signatures.append(signature)
+    return tuple(signatures)
+
+
+def _signature(entry: Any, path: Path) -> Signature:
+    where = Location(str(path))
+    if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+        raise RuleError("every signature needs an id", where)
+    ident = entry["id"]
+    unknown = set(entry) - _KEYS
+    if unknown:
+        raise RuleError(f"signature {ident}: unknown keys {sorted(unknown)}", where)
+    layer = entry.get("layer")
+    if layer not in {lay.value for lay in Layer}:
+        raise RuleError(f"signature {ident}: layer must be kubernetes, ray or vllm", where)
+    keywords = entry.get("keywords") or []
+    patterns = entry.get("patterns") or []
+    if not keywords or not patterns:
+        raise RuleError(f"signature {ident}: needs keywords and patterns", where)
+    if not all(isinstance(k, str) and k for k in keywords):
+        raise RuleError(
+            f"signature {ident}: keywords must be strings (quote those with ':')", where
+        )
+    try:
+        compiled = tuple(re.compile(str(p)) for p in patterns)
+    except re.error as exc:
+        raise RuleError(f"signature {ident}: bad pattern: {exc}", where) from None
+    field_types = {str(k): str(v) for k, v in (entry.get("fields") or {}).items()}
+    bad = sorted(k for k, v in field_types.items() if v not in _TYPES)
+    if bad:
+        raise RuleError(f"signature {ident}: field types must be int, float or str: {bad}", where)
+    parse = entry.get("parse")
+    if parse is not None and parse not in PARSERS:
+        raise RuleError(f"signature {ident}: unknown parse {parse!r}", where)
+    emitted_by = _emitters(ident, entry.get("emitted_by"), where)
+    return Signature(
+        id=ident,
+        layer=str(layer),
+        source=str(entry.get("source", "text")),
+        symptom=str(entry.get("symptom", "")),
+        keywords=tuple(str(k) for k in keywords),
+        patterns=compiled,
+        field_types=field_types,
+        constants=dict(entry.get("set") or {}),
+        repeat=bool(entry.get("repeat", False)),
+        merge_within=int(entry.get("merge_within", 0)),
+        parse=parse,
+        examples=tuple(str(e) for e in entry.get("examples") or ()),
+        emitted_by=emitted_by,
+    )
+
+
+def _emitters(ident: str, raw: Any, where: Location) -> tuple[Emitter, ...]:
+    """`emitted_by`: a non-empty list of {repo: owner/name, file | thread, versions}."""
+    if not isinstance(raw, list) or not raw:
+        raise RuleError(
+            f"signature {ident}: emitted_by must list where the message comes from", where
+        )
+    out = []
+    for item in raw:
+        if not isinstance(item, dict) or set(item) - _EMITTER_KEYS:
+            raise RuleError(
+                f"signature {ident}: emitted_by items take {sorted(_EMITTER_KEYS)}", where
+            )
+        repo, file, thread = item.get("repo"), item.get("file"), item.get("thread")
+        if not isinstance(repo, str) or not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
+            raise RuleError(f"signature {ident}: emitted_by repo must be owner/name", where)
+        if not (isinstance(file, str) and file) and not (isinstance(thread, str) and thread):
+            raise RuleError(f"signature {ident}: emitted_by needs a file (or a thread)", where)
+        out.append(
+            Emitter(
+                repo=repo,
+                file=file if isinstance(file, str) else None,
+                thread=thread if isinstance(thread, str) else None,
+                versions=str(item.get("versions", "")),
+            )
+        )
+    return tuple(out)

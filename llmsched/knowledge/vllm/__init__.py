@@ -1,0 +1,3 @@
+"""What llmsched knows about vLLM: its argument parser (`args`), how to tell a version
+(`versions`) and its defaults per version and GPU class (`defaults`, data in
+`defaults.yaml`)."""

@@ -1,0 +1,384 @@
+"""The same replay as `reference.run_reference`, with cost that grows with events.
+
+A running request whose prompt is complete decodes one token per step, so while every
+running request is scheduled ("easy" steps), its state is a function of one shared
+counter: `C = c_off + tick`. Such requests are kept *lazy*: nothing is done for them
+per step. Per step the work is O(mid-prefill requests + arrivals + admissions +
+finishes). Block-boundary crossings are counted per residue class of
+`c_off mod block_size`. Without prefix caching block identities are unobservable and
+only counts are kept. With it, the blocks a step's crossings need are popped from the
+free queue in one batch (which blocks leave the queue, and whose hashes are evicted, is
+observable; which lazy request gets which of them is not: they are interchangeable),
+and a lazy request's new full blocks are hashed when it is next materialised (nobody
+else can look those hashes up before; see `_lazy_ok` for the exception).
+
+A step is easy when the token budget covers every running request and the free blocks
+cover every allocation in it: then Phase A schedules all of them and preempts nobody,
+whatever the order. Any other step (budget cut-off, preemption) materialises all lazy
+requests and runs the literal `Scheduler` for that one step, then re-lazifies.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+
+from llmsched.replay.config import SchedulerConfig
+from llmsched.replay.kv_cache_manager import cdiv
+from llmsched.replay.lazy import LazyDecodes, is_decoding, lazy_kv_cache_manager
+from llmsched.replay.loop import Arrivals, Recorder, StepShape, StepTimeFn, check_fits, run_steps
+from llmsched.replay.metrics import ReplayResult
+from llmsched.replay.reference import SchedulerStepper
+from llmsched.replay.request import Request, RequestStatus, TraceRequest
+from llmsched.replay.request_queue import SchedulingPolicy
+from llmsched.replay.scheduler import Scheduler, SchedulerOutput
+
+
+def run_fast(
+    trace: Iterable[TraceRequest],
+    config: SchedulerConfig,
+    *,
+    keep_steps: bool = False,
+    step_time: StepTimeFn | None = None,
+    wall_clock: bool = False,
+    path: str = "<trace>",
+) -> ReplayResult:
+    trace_list = list(trace)
+    check_fits(trace_list, config, path)
+    rec = Recorder(keep_steps)
+    replay = FastStepper(config, rec, step_time, wall_clock)
+    end = run_steps(replay, Arrivals(trace_list, config, rec, wall_clock))
+    stats = replay.kv.prefix_cache_stats.to_dict()
+    return rec.result(config, stats, end if wall_clock else None)
+
+
+class FastStepper(SchedulerStepper):
+    """`SchedulerStepper` skipping per-request work for lazily decoding requests; steps
+    it cannot shortcut are literal ones."""
+
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        rec: Recorder,
+        step_time: StepTimeFn | None,
+        wall_clock: bool,
+    ) -> None:
+        self.kv = lazy_kv_cache_manager(config)
+        super().__init__(Scheduler(config, self.kv), rec, step_time, wall_clock)
+        self.bs = config.block_size
+        self.lazy = LazyDecodes(config.block_size)
+        self.active: dict[Request, None] = {}  # running, not lazy, in running order
+        self.seq: dict[Request, int] = {}
+        self.next_seq = 0
+        # Prefix caching: blocks popped for lazy requests' block-boundary crossings, not
+        # yet handed to anyone (see `_materialise`).
+        self.anon: list[int] = []
+
+    def step(self, step: int, now: float) -> tuple[float, bool]:
+        rec = self.rec
+        before = rec.total_tokens + rec.total_preemptions
+        end = self._step(step, now)
+        return end, rec.total_tokens + rec.total_preemptions != before
+
+    def _step(self, step: int, now: float) -> float:
+        sched = self.sched
+        threshold = sched.long_prefill_threshold()
+        budget = sched.max_num_scheduled_tokens
+        lazy = self.lazy
+        num_lazy = len(lazy)
+        if num_lazy > budget:
+            return self._slow_step(step, now)
+        mml = sched.max_model_len
+        bs = self.bs
+        kv = self.kv
+        num_blocks_of = kv.num_blocks_of
+        seqs = lazy.seqs
+        seq = self.seq
+        # Phase A's token budget in running order: lazy requests take 1 each, a
+        # mid-prefill request what is left when the loop reaches it.
+        consumed = 0  # by explicit requests so far
+        need_blocks = len(lazy.crossing())
+        active_n: list[tuple[Request, int]] = []
+        for r in self.active:
+            before = bisect.bisect_left(seqs, seq[r])  # lazy requests ahead of r
+            left = budget - before - consumed
+            if left <= 0:
+                if before < num_lazy:
+                    return self._slow_step(step, now)  # some lazy request gets no token
+                break
+            c = r.num_computed_tokens
+            m = r.num_tokens - c
+            if 0 < threshold < m:
+                m = threshold
+            m = min(m, left, mml - 1 - c)
+            if m <= 0:
+                return self._slow_step(step, now)
+            active_n.append((r, m))
+            consumed += m
+            need_blocks += max(0, cdiv(c + m, bs) - num_blocks_of(r.request_id))
+        if num_lazy and consumed + num_lazy > budget:
+            # Lazy requests behind the explicit ones would run out of budget.
+            last_lazy = seqs[-1]
+            ahead = sum(m for r, m in active_n if seq[r] < last_lazy)
+            if ahead + num_lazy > budget:
+                return self._slow_step(step, now)
+        if need_blocks > kv.get_num_free_blocks():
+            if sched.policy is not SchedulingPolicy.FCFS:
+                return self._slow_step(step, now)
+            return self._fast_step(step, now, threshold, budget, active_n, preempt=True)
+        return self._fast_step(step, now, threshold, budget, active_n, preempt=False)
+
+    # ---- fast steps -------------------------------------------------------------------
+
+    def _fast_step(
+        self,
+        step: int,
+        now: float,
+        threshold: int,
+        budget: int,
+        active_n: list[tuple[Request, int]],
+        preempt: bool,
+    ) -> float:
+        sched = self.sched
+        lazy = self.lazy
+        kv = self.kv
+        rec = self.rec
+
+        # Phase A: everybody gets its tokens unless preempted (FCFS: from the tail).
+        preempted: list[Request] = []
+        if preempt:
+            stopped_at = self._allocate_in_order(active_n, preempted)
+            if preempted:
+                gone = set(preempted)
+                active_n = [(r, m) for r, m in active_n if r not in gone]
+                if stopped_at is not None:
+                    active_n = [(r, m) for r, m in active_n if r is not stopped_at]
+        else:
+            # Every allocation succeeds. Blocks popped in one step are interchangeable
+            # (fresh, unhashed, held once), so crossings take theirs in one batch.
+            crossings = len(lazy.crossing())
+            if crossings:
+                self.anon += kv.take_free_blocks(crossings)
+            for r, m in active_n:
+                kv.allocate_slots(r, m)
+        num_lazy = len(lazy)
+        order = [r.request_id for r in sched.running] if rec.keep_steps else None
+
+        # Phase B: admissions (only when nobody was preempted), literal scheduler code.
+        out = SchedulerOutput()
+        if not preempted:
+            used = num_lazy + sum(m for _, m in active_n)
+            sched.schedule_waiting(out, budget - used, threshold)
+        admitted = out.num_scheduled_tokens
+        sched.finished_req_ids = set()
+
+        # _update_after_schedule + update_from_output for the explicit requests.
+        lazy.tick += 1
+        tick = lazy.tick
+        rr = rec.requests
+        for r in preempted:
+            rr[r.request_id].num_preemptions += 1
+        explicit: list[tuple[Request, int]] = list(active_n)
+        for rid, m in admitted.items():
+            r = sched.requests[rid]
+            explicit.append((r, m))
+            self.seq[r] = self.next_seq
+            self.next_seq += 1
+            self.active[r] = None
+            rec.scheduled(rid, step, now if self.wall_clock else None)
+        shape = self._shape(explicit, num_lazy) if self.step_time else None
+        finishing: list[Request] = []
+        sampled_explicit: list[Request] = []
+        for r, m in explicit:
+            r.num_computed_tokens += m
+            if r.num_computed_tokens < r.num_tokens:
+                continue
+            r.num_output_tokens += 1
+            sampled_explicit.append(r)
+            if r.num_output_tokens >= r.max_tokens or r.num_tokens >= sched.max_model_len:
+                finishing.append(r)
+        for r in lazy.pop_finished(tick):
+            self._materialise(r)
+            lazy.remove(r)
+            finishing.append(r)
+        if len(finishing) > 1:
+            finishing.sort(key=self.seq.__getitem__)
+        finished_ids = []
+        for r in finishing:
+            self._finish(r)
+            finished_ids.append(r.request_id)
+        duration = self.step_time(shape) if self.step_time and shape else 0.0
+        end = now + duration
+        for r in sampled_explicit:
+            rec.sampled(r.request_id, step, end if self.wall_clock else None)
+            if r.status is RequestStatus.RUNNING and is_decoding(r) and self._lazy_ok(r):
+                del self.active[r]
+                self._lazify(r)
+        for r in finishing:
+            x = rec.finished(r.request_id, step, end if self.wall_clock else None)
+            x.num_output_tokens = r.num_output_tokens
+
+        scheduled: dict[str, int] = {}
+        total = num_lazy + sum(m for _, m in explicit)
+        if order is not None:
+            active_map = {r.request_id: m for r, m in active_n}
+            lazy_ids = {r.request_id for r in lazy.c_off}
+            for r in finishing:
+                lazy_ids.add(r.request_id)
+            scheduled = {
+                rid: active_map.get(rid, 1) for rid in order if rid in active_map or rid in lazy_ids
+            }
+            scheduled.update(admitted)
+        self.record(
+            step,
+            scheduled,
+            out.prefix_hit_tokens,
+            [r.request_id for r in preempted],
+            finished_ids,
+            now,
+            duration,
+            total,
+        )
+        return end
+
+    def _allocate_in_order(
+        self, active_n: list[tuple[Request, int]], preempted: list[Request]
+    ) -> Request | None:
+        """Allocate in running order; when a request cannot grow, preempt the tail of
+        the running list (FCFS) until it can, or until it was the tail itself (then
+        return it: Phase A stops there). Lazy requests needing no new block cannot
+        fail (their full blocks are hashed later, see `_materialise`), so only the
+        others are visited. A lazy crossing needs exactly one block: it is granted by
+        count and the blocks are popped in batches (they are interchangeable)."""
+        lazy = self.lazy
+        kv = self.kv
+        seq = self.seq
+        events: dict[Request, int] = {}
+        for r in lazy.crossing():
+            events[r] = 1
+        for r, m in active_n:
+            events[r] = m
+        ordered = sorted(events.items(), key=lambda e: seq[e[0]])
+        running = self.sched.running
+        lazy_reqs = lazy.c_off
+        granted = 0  # lazy crossings granted a block not yet taken from the pool
+        for r, m in ordered:
+            if r.status is not RequestStatus.RUNNING:
+                continue  # preempted from the tail earlier in this loop
+            if r in lazy_reqs:
+                while kv.get_num_free_blocks() - granted < 1:
+                    granted = self._take_blocks(granted)
+                    victim = running.pop()
+                    self._preempt(victim)
+                    preempted.append(victim)
+                    if victim is r:
+                        return r
+                granted += 1
+                continue
+            granted = self._take_blocks(granted)
+            while kv.allocate_slots(r, m) is None:
+                victim = running.pop()
+                self._preempt(victim)
+                preempted.append(victim)
+                if victim is r:
+                    return r
+        self._take_blocks(granted)
+        return None
+
+    def _take_blocks(self, n: int) -> int:
+        """Take `n` blocks for lazy crossings (by count, or popped into `anon`)."""
+        if n:
+            self.anon += self.kv.take_free_blocks(n)
+        return 0
+
+    def _preempt(self, r: Request) -> None:
+        lazy = self.lazy
+        if r in lazy.c_off:
+            self._materialise(r)
+            lazy.remove(r)
+        else:
+            self.active.pop(r, None)
+        self.seq.pop(r, None)
+        self.sched.preempt_request(r)
+
+    def _finish(self, r: Request) -> None:
+        sched = self.sched
+        r.status = RequestStatus.FINISHED_LENGTH_CAPPED
+        # The running list is in sequence-number order: find r by bisection rather
+        # than by a linear `remove`.
+        running = sched.running
+        i = bisect.bisect_left(running, self.seq[r], key=self.seq.__getitem__)
+        if i < len(running) and running[i] is r:
+            del running[i]
+        else:
+            running.remove(r)
+        self.active.pop(r, None)
+        self.kv.free(r)
+        sched.finished_req_ids.add(r.request_id)
+        del sched.requests[r.request_id]
+        self.seq.pop(r, None)
+
+    def _lazy_ok(self, r: Request) -> bool:
+        """With prefix caching a lazy request's new full blocks are hashed only when it
+        is materialised. That is invisible while their hashes are unique to it, but a
+        prompt that is all shared prefix continues into output blocks other requests
+        of its group can hit: such requests stay explicit."""
+        return not (
+            self.kv.enable_caching
+            and r.prefix_group is not None
+            and 0 < r.prefix_len == r.num_prompt_tokens
+        )
+
+    def _materialise(self, r: Request) -> None:
+        """Bring a lazy request's state up to date: C, its blocks (taken from the
+        batch-popped ones) and, with prefix caching, the hashes of its full blocks."""
+        self.lazy.materialise(r)
+        self.kv.adopt_blocks(r, r.num_computed_tokens, self.anon)
+
+    def _lazify(self, r: Request) -> None:
+        self.lazy.add(r, self.seq[r])
+
+    # ---- slow steps ------------------------------------------------------------------
+
+    def _materialise_all(self) -> None:
+        lazy = self.lazy
+        for r in list(lazy.c_off):
+            self._materialise(r)
+        assert not self.anon, "blocks popped for lazy requests must all be handed out"
+        lazy.clear()
+        self.active.clear()
+
+    def _slow_step(self, step: int, now: float) -> float:
+        self._materialise_all()
+        end, _ = super().step(step, now)
+        # Rebuild the lazy view: running order defines the sequence numbers.
+        self.seq = {}
+        for r in self.sched.running:
+            self.seq[r] = self.next_seq
+            self.next_seq += 1
+            if is_decoding(r) and self._lazy_ok(r):
+                self._lazify(r)
+            else:
+                self.active[r] = None
+        return end
+
+    def _shape(self, explicit: list[tuple[Request, int]], num_lazy: int) -> StepShape:
+        lazy = self.lazy
+        # lazy C before this step = c_off + (tick - 1); after scheduling, + 1
+        context = lazy.sum_c_off + num_lazy * lazy.tick
+        prefill = 0
+        decode = num_lazy
+        for r, m in explicit:
+            c_after = r.num_computed_tokens + m
+            context += c_after
+            if m == 1 and r.num_output_tokens > 0 and c_after == r.num_tokens:
+                decode += 1
+            else:
+                prefill += m
+        return StepShape(
+            num_tokens=prefill + decode,
+            num_prefill_tokens=prefill,
+            num_decode_reqs=decode,
+            num_reqs=num_lazy + len(explicit),
+            context_tokens=context,
+        )

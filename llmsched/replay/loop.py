@@ -1,0 +1,237 @@
+"""The replay's step loop (vLLM: `EngineCore.step`, synchronous) and what every
+scheduler shares around it: admission of the trace's requests, per-step and
+per-request records, and the result.
+
+Step clock: a request joins at the start of step `arrival_step`; every step is emitted,
+empty ones included. Wall clock: a request joins at the first step starting at or after
+its `arrival_time`; each step lasts what the cost model says; idle time is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from llmsched.errors import InputFileError
+from llmsched.model import Location
+from llmsched.replay.config import SchedulerConfig
+from llmsched.replay.kv_cache_manager import cdiv
+from llmsched.replay.metrics import ReplayResult, RequestRecord, StepRecord, TimeSeries
+from llmsched.replay.request import Request, TraceRequest
+
+
+@dataclass(frozen=True)
+class StepShape:
+    """What the cost model needs to know about one batch."""
+
+    num_tokens: int
+    num_prefill_tokens: int
+    num_decode_reqs: int
+    num_reqs: int
+    context_tokens: int  # KV positions attended over, summed over the batch
+
+
+StepTimeFn = Callable[[StepShape], float]
+
+
+def max_output_tokens(req: TraceRequest, config: SchedulerConfig) -> int:
+    return min(req.output_len, config.max_model_len - req.prompt_len)
+
+
+def rejection_reason(req: TraceRequest, config: SchedulerConfig) -> str | None:
+    """vLLM's input processor refuses prompts that leave no room for an output token."""
+    if req.prompt_len >= config.max_model_len:
+        return (
+            f"prompt of {req.prompt_len} tokens is not shorter than "
+            f"max_model_len {config.max_model_len}"
+        )
+    return None
+
+
+def check_fits(requests: Iterable[TraceRequest], config: SchedulerConfig, path: str) -> None:
+    """A request whose KV can never fit would make vLLM (and the replay) loop forever."""
+    usable = config.num_gpu_blocks - 1
+    for req in requests:
+        if rejection_reason(req, config):
+            continue
+        # The last sampled token is never fed back, so it never needs a KV slot.
+        positions = req.prompt_len + max_output_tokens(req, config) - 1
+        need = cdiv(positions, config.block_size)
+        if need > usable:
+            raise InputFileError(
+                f"request {req.request_id!r} needs {need} KV blocks "
+                f"({positions} tokens) but the cache has only {usable} usable blocks of "
+                f"{config.block_size} tokens; vLLM would preempt it forever",
+                Location(path, req.line),
+            )
+
+
+def make_request(req: TraceRequest, index: int, config: SchedulerConfig) -> Request:
+    """`index` is the request's place in submission order (`Request.priority_key`)."""
+    return Request(
+        request_id=req.request_id,
+        num_prompt_tokens=req.prompt_len,
+        max_tokens=max_output_tokens(req, config),
+        priority=req.priority,
+        prefix_group=req.prefix_group,
+        prefix_len=req.prefix_len,
+        arrival_seq=index,
+    )
+
+
+class Recorder:
+    """Collects per-step and per-request records, shared by every scheduler."""
+
+    def __init__(self, keep_steps: bool) -> None:
+        self.keep_steps = keep_steps
+        self.steps: list[StepRecord] = []
+        self.series = TimeSeries()
+        self.requests: dict[str, RequestRecord] = {}
+        self.rejected: dict[str, str] = {}
+        self.total_tokens = 0
+        self.total_preemptions = 0
+        self.num_steps = 0
+
+    def step(self, rec: StepRecord, num_tokens: int) -> None:
+        """`num_tokens`: scheduled in the step (`rec.scheduled` may be left empty when
+        steps are not kept)."""
+        self.total_tokens += num_tokens
+        self.total_preemptions += len(rec.preempted)
+        self.num_steps += 1
+        self.series.append(rec, self.total_preemptions)
+        if self.keep_steps:
+            self.steps.append(rec)
+
+    # A request's events; times are None on the step clock.
+
+    def scheduled(self, rid: str, step: int, start: float | None) -> None:
+        rr = self.requests[rid]
+        if rr.first_scheduled_step is None:
+            rr.first_scheduled_step = step
+            rr.first_scheduled_time = start
+
+    def sampled(self, rid: str, step: int, end: float | None) -> None:
+        rr = self.requests[rid]
+        if rr.first_token_step is None:
+            rr.first_token_step = step
+            rr.first_token_time = end
+
+    def finished(
+        self, rid: str, step: int, end: float | None, reason: str = "length"
+    ) -> RequestRecord:
+        rr = self.requests[rid]
+        rr.finish_step = step
+        rr.finish_time = end
+        rr.finish_reason = reason
+        return rr
+
+    def result(
+        self,
+        config: SchedulerConfig,
+        prefix_stats: dict[str, int],
+        total_time: float | None,
+        engine: str = "v1",
+    ) -> ReplayResult:
+        return ReplayResult(
+            config_echo=config.echo(),
+            vllm_version=config.vllm_version,
+            total_steps=self.num_steps,
+            total_scheduled_tokens=self.total_tokens,
+            total_preemptions=self.total_preemptions,
+            num_requests=len(self.requests) + len(self.rejected),
+            prefix_cache_stats=prefix_stats,
+            rejected=self.rejected,
+            requests=self.requests,
+            series=self.series,
+            steps=self.steps if self.keep_steps else None,
+            total_time=total_time,
+            engine=engine,
+        )
+
+
+class Arrivals:
+    """The trace's accepted requests in arrival order, handed to a scheduler when their
+    time comes. Refused requests go to `rec.rejected`."""
+
+    def __init__(
+        self,
+        trace: Iterable[TraceRequest],
+        config: SchedulerConfig,
+        rec: Recorder,
+        wall_clock: bool,
+    ) -> None:
+        self.rec = rec
+        self.wall_clock = wall_clock
+        self.pending: list[Request] = []
+        self.arrival: list[float] = []  # seconds on the wall clock, else the step
+        self.next = 0
+        for index, tr in enumerate(trace):
+            reason = rejection_reason(tr, config)
+            if reason:
+                rec.rejected[tr.request_id] = reason
+                continue
+            self.pending.append(make_request(tr, index, config))
+            self.arrival.append(
+                tr.arrival_time
+                if wall_clock and tr.arrival_time is not None
+                else float(tr.arrival_step)
+            )
+            rec.requests[tr.request_id] = RequestRecord(
+                arrival_step=None if wall_clock else tr.arrival_step,
+                arrival_time=tr.arrival_time,
+                prompt_len=tr.prompt_len,
+            )
+
+    @property
+    def left(self) -> int:
+        return len(self.pending) - self.next
+
+    def admit(self, step: int, now: float, idle: bool, add: Callable[[Request], None]) -> float:
+        """Hands `add` every request that joins at the start of `step` and returns the
+        step's start time: on the wall clock an idle engine skips ahead to the next arrival."""
+        pending, arrival, i, n = self.pending, self.arrival, self.next, len(self.pending)
+        if self.wall_clock:
+            if idle and i < n:
+                now = max(now, arrival[i])
+            while i < n and arrival[i] <= now:
+                self.rec.requests[pending[i].request_id].arrival_step = step
+                add(pending[i])
+                i += 1
+        else:
+            while i < n and arrival[i] <= step:
+                add(pending[i])
+                i += 1
+        self.next = i
+        return now
+
+
+class Stepper(Protocol):
+    """A scheduler with its per-step book-keeping, driven by `run_steps`."""
+
+    def has_requests(self) -> bool: ...
+
+    def add_request(self, request: Request) -> None: ...
+
+    def step(self, step: int, now: float) -> tuple[float, bool]:
+        """Run step `step` starting at `now`; return its end time and whether it changed
+        anything (scheduled, preempted or dropped a request)."""
+        ...
+
+    def check_stuck(self) -> None:
+        """Raise when, after a step that changed nothing and with no arrival to come,
+        requests are left: the state cannot change any more."""
+        ...
+
+
+def run_steps(stepper: Stepper, arrivals: Arrivals) -> float:
+    """Step until the trace is served; returns the end time of the last step."""
+    step = 0
+    now = 0.0
+    while arrivals.left or stepper.has_requests():
+        now = arrivals.admit(step, now, not stepper.has_requests(), stepper.add_request)
+        now, changed = stepper.step(step, now)
+        if not changed and not arrivals.left:
+            stepper.check_stuck()
+        step += 1
+    return now

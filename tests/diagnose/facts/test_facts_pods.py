@@ -1,0 +1,63 @@
+"""Pods from API objects and `kubectl describe pod`, and their FailedScheduling verdict."""
+
+from __future__ import annotations
+
+from llmsched.diagnose.facts.pods import pod_from_describe, pod_from_object, scheduling
+from llmsched.evidence.observations import Observation
+
+
+def test_a_pod_object_gives_owner_gpus_probes_and_selectors() -> None:
+    pod = pod_from_object({
+        "metadata": {"name": "vllm-7d9c8b6f5-abcde", "namespace": "llm",
+                     "labels": {"pod-template-hash": "7d9c8b6f5"},
+                     "ownerReferences": [{"kind": "ReplicaSet", "name": "vllm-7d9c8b6f5"}]},
+        "spec": {
+            "nodeName": "gpu-1",
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
+            "containers": [{
+                "image": "vllm/vllm-openai:v0.8.5",
+                "resources": {"limits": {"nvidia.com/gpu": "2"}},
+                "livenessProbe": {"httpGet": {"path": "/health", "port": 8000},
+                                  "initialDelaySeconds": 30, "failureThreshold": 5},
+            }],
+        },
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                   "containerStatuses": [{"restartCount": 3, "lastState": {
+                       "terminated": {"reason": "OOMKilled", "exitCode": 137}}}]},
+    })
+    assert pod["owner"] == "Deployment/vllm"
+    assert pod["gpu_limit"] == 2 and pod["ready"] is True and pod["restarts"] == 3
+    assert (pod["last_state_reason"], pod["last_exit_code"]) == ("OOMKilled", 137)
+    assert pod["node_selectors"] == ["nvidia.com/gpu.product=NVIDIA-L4"]
+    liveness = pod["probes"]["liveness"]
+    assert liveness["target"] == "/health:8000"
+    assert liveness["budget_s"] == 30 + 10 * 5  # delay + period x failures
+
+
+def test_describe_probe_lines_and_the_owner_from_controlled_by() -> None:
+    pod = pod_from_describe({
+        "pod": "vllm-7d9c8b6f5-abcde", "namespace": "llm", "status": "Running",
+        "controlled_by": "ReplicaSet/vllm-7d9c8b6f5",
+        "containers": [{"image": "vllm/vllm-openai", "gpu_request": 1, "restart_count": 2,
+                        "liveness_probe": "http-get http://:8000/health delay=0s timeout=1s "
+                                          "period=10s #success=1 #failure=3"}],
+    })
+    assert pod["owner"] == "Deployment/vllm"
+    assert pod["template_hash"] == "7d9c8b6f5"
+    assert pod["restarts"] == 2 and pod["gpu_request"] == 1
+    assert pod["probes"]["liveness"]["budget_s"] == 30
+
+
+def _seen(signature: str, **fields: object) -> Observation:
+    return Observation(signature, "kubernetes", "k8s-event", "text", None, fields)
+
+
+def test_scheduling_keeps_the_largest_count_per_reason() -> None:
+    verdict = scheduling([
+        _seen("k8s.pending.scheduling-failed", total=5),
+        _seen("k8s.pending.insufficient-gpu", nodes=2),
+        _seen("k8s.pending.insufficient-gpu", nodes=3),
+        _seen("k8s.pending.untolerated-taint", nodes=2, taint=" gpu=true "),
+    ])
+    assert verdict == {"total": 5, "insufficient_gpu": 3, "untolerated_taint": 2,
+                       "taints": [{"taint": "gpu=true", "nodes": 2}]}

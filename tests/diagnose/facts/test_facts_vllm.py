@@ -1,0 +1,44 @@
+"""vLLM endpoints from log lines: stats, preemptions, start-up failures, engine args."""
+
+from __future__ import annotations
+
+from llmsched.diagnose.facts.subjects import Facts
+from llmsched.diagnose.facts.vllm import attach_endpoint_observation
+from llmsched.evidence.observations import Observation
+
+
+def _line(signature: str, **fields: object) -> Observation:
+    return Observation(signature, "vllm", "vllm-log", f"{signature} line", None, fields)
+
+
+def test_stats_lines_keep_the_first_and_the_largest_readings() -> None:
+    facts = Facts()
+    for waiting, kv in ((2, 40.0), (30, 99.0), (10, 80.0)):
+        attach_endpoint_observation(facts, "log:x", _line(
+            "vllm.stats", running=8, waiting=waiting, gpu_kv_cache_usage_pct=kv))
+    data = facts.endpoints["log:x"].data
+    assert (data["waiting_first"], data["waiting_max"], data["waiting"]) == (2, 30, 10)
+    assert data["kv_usage_max"] == 0.99 and data["samples"] == 3
+
+
+def test_preemptions_count_each_sequence_and_engine_args_set_the_caps() -> None:
+    facts = Facts()
+    for seq in ("7", "7", "9"):
+        attach_endpoint_observation(facts, "log:x", _line(
+            "vllm.preemption", mode="RECOMPUTE", sequence_group=seq))
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.engine-args", args={"max_num_seqs": 64, "max_seq_len": 4096, "model": "m"}))
+    data = facts.endpoints["log:x"].data
+    assert data["preemption_warnings"] == 3 and data["preempted_ids"] == {"7": 2, "9": 1}
+    assert (data["max_num_seqs"], data["max_model_len"], data["model"]) == (64, 4096, "m")
+
+
+def test_cuda_oom_before_any_stats_is_a_startup_error() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line("cuda.oom", tried_gib=2.0))
+    attach_endpoint_observation(facts, "log:y", _line("vllm.stats", running=1, waiting=0))
+    attach_endpoint_observation(facts, "log:y", _line("cuda.oom", tried_gib=2.0))
+    assert facts.endpoints["log:x"].data["startup_errors"] == [
+        {"signature": "cuda.oom", "tried_gib": 2.0}
+    ]
+    assert facts.endpoints["log:y"].data["startup_errors"] == []

@@ -1,0 +1,152 @@
+"""The signature catalogue: it loads, every example produces its id, and bad entries are
+refused with a message naming them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from llmsched.errors import RuleError
+from llmsched.evidence.signatures import (
+    config_pairs,
+    literal_dict,
+    load_signatures,
+    match_message,
+)
+from llmsched.evidence.sniff import sniff_text
+
+CATALOGUE = load_signatures()
+EXAMPLES = [(s.id, e) for s in CATALOGUE for e in s.examples]
+
+
+def test_every_signature_has_an_example_and_a_symptom() -> None:
+    assert len(CATALOGUE) >= 30
+    for signature in CATALOGUE:
+        assert signature.examples, signature.id
+        assert signature.symptom, signature.id
+        assert signature.layer in ("kubernetes", "ray", "vllm")
+
+
+def test_every_signature_names_where_it_is_emitted() -> None:
+    """A component's message cites the file of its repository that emits it; a reporter's
+    own words (`source: text`) cite the public thread they come from."""
+    for signature in CATALOGUE:
+        assert signature.emitted_by, signature.id
+        for emitter in signature.emitted_by:
+            assert "/" in emitter.repo, (signature.id, emitter.repo)
+            if signature.source == "text":
+                assert emitter.thread or emitter.file, signature.id
+            else:
+                assert emitter.file, (signature.id, emitter)
+                assert not emitter.file.startswith(("/", "http")), (signature.id, emitter.file)
+
+
+@pytest.mark.parametrize(("signature", "example"), EXAMPLES)
+def test_example_is_recognised(signature: str, example: str) -> None:
+    result = sniff_text(example + "\n")
+    assert signature in {o.signature for o in result.observations}
+    assert result.sources[0]["unrecognised_lines"] == 0
+
+
+def test_prose_matches_nothing() -> None:
+    assert match_message("The GPU pool is fine and Ray schedules tasks as expected.") == []
+
+
+def test_scheduler_message_lists_every_reason() -> None:
+    message = (
+        "0/7 nodes are available: 2 node(s) had untolerated taint {nvidia.com/gpu: present}, "
+        "1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
+        "4 Insufficient nvidia.com/gpu."
+    )
+    found = [(m.signature.id, m.fields) for m in match_message(message)]
+    taints = [f["taint"] for sid, f in found if sid == "k8s.pending.untolerated-taint"]
+    assert taints == ["nvidia.com/gpu: present", "node-role.kubernetes.io/control-plane:"]
+    gpu = [f for sid, f in found if sid == "k8s.pending.insufficient-gpu"]
+    assert gpu == [{"nodes": 4, "resource": "nvidia.com/gpu"}]
+
+
+def test_literal_dict_is_json_able_and_refuses_non_dicts() -> None:
+    assert literal_dict("{'a': (1, 2), 'b': {'x'}, 'c': None}") == {
+        "a": [1, 2],
+        "b": ["x"],
+        "c": None,
+    }
+    assert literal_dict("[1, 2]") == {}
+    assert literal_dict("{'a': __import__('os')}") == {}
+
+
+def test_config_pairs_keep_nested_values_whole() -> None:
+    pairs = config_pairs(
+        "model='m', compilation_config={'a': [1, 2], 'b': 'x, y'}, dtype=torch.bfloat16"
+    )
+    assert pairs == {
+        "model": "m",
+        "compilation_config": {"a": [1, 2], "b": "x, y"},
+        "dtype": "torch.bfloat16",
+    }
+
+
+@pytest.mark.parametrize(
+    ("entry", "complaint"),
+    [
+        ("- id: x\n  layer: gpu\n  keywords: [a]\n  patterns: [a]\n", "layer"),
+        ("- id: x\n  layer: ray\n  keywords: [a]\n  patterns: ['(']\n", "bad pattern"),
+        ("- id: x\n  layer: ray\n  keywords: [a: b]\n  patterns: [a]\n", "quote"),
+        (
+            "- id: x\n  layer: ray\n  keywords: [a]\n  patterns: [a]\n  colour: red\n",
+            "unknown keys",
+        ),
+        (
+            "- id: x\n  layer: ray\n  keywords: [a]\n  patterns: ['(?P<n>a)']\n  fields: {n: date}\n",
+            "field types",
+        ),
+        ("- id: x\n  layer: ray\n  patterns: [a]\n", "keywords"),
+        ("- id: x\n  layer: ray\n  keywords: [a]\n  patterns: [a]\n", "emitted_by"),
+        (
+            "- id: x\n  layer: ray\n  keywords: [a]\n  patterns: [a]\n"
+            "  emitted_by: [{repo: ray-project/ray}]\n",
+            "file",
+        ),
+        (
+            "- id: x\n  layer: ray\n  keywords: [a]\n  patterns: [a]\n"
+            "  emitted_by: [{repo: ray, file: a.py}]\n",
+            "owner/name",
+        ),
+    ],
+)
+def test_malformed_catalogue_is_refused(tmp_path: Path, entry: str, complaint: str) -> None:
+    path = tmp_path / "signatures.yaml"
+    path.write_text(entry)
+    with pytest.raises(RuleError, match=complaint):
+        load_signatures.__wrapped__(path)
+
+
+def test_autoscaler_refusal_yields_the_reason_and_the_group_count() -> None:
+    found = {
+        m.signature.id: m.fields
+        for m in match_message("pod didn't trigger scale-up: 2 max node group size reached")
+    }
+    assert found["k8s.autoscaler.no-scale-up"] == {"detail": "2 max node group size reached"}
+    assert found["k8s.autoscaler.max-size-reached"] == {"groups": 2}
+
+
+def test_non_gpu_shortages_are_their_own_signature() -> None:
+    message = "0/9 nodes are available: 2 Insufficient memory, 3 Insufficient nvidia.com/gpu."
+    found = [(m.signature.id, m.fields) for m in match_message(message)]
+    assert ("k8s.pending.insufficient-resource", {"nodes": 2, "resource": "memory"}) in found
+    assert ("k8s.pending.insufficient-gpu", {"nodes": 3, "resource": "nvidia.com/gpu"}) in found
+    assert not any(
+        sid == "k8s.pending.insufficient-resource" and "gpu" in f["resource"] for sid, f in found
+    )
+
+
+def test_runtime_requirement_error_names_the_cuda_version() -> None:
+    line = (
+        "stderr: nvidia-container-cli.real: requirement error: unsatisfied condition: "
+        "cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container"
+    )
+    found = {m.signature.id: m.fields for m in match_message(line)}
+    assert found["k8s.runtime.cuda-requirement-unsatisfied"]["cuda"] == "12.8"
+    invalid = "nvidia-container-cli.real: requirement error: invalid expression: unknown"
+    assert not [m for m in match_message(invalid) if "cuda-requirement" in m.signature.id]
