@@ -1,6 +1,9 @@
-"""Loading the knowledge catalogues (YAML next to their modules), checked against a JSON
-schema the first time they are read. Nothing is read at import: `llmsched --help` never
-pays for it."""
+"""Loading the knowledge catalogues (YAML next to their modules). Nothing is read at
+import: `llmsched --help` never pays for it.
+
+Each catalogue has a JSON schema. The catalogues ship inside the package and no user edits
+them, so the schema is checked by the test suite (`load_checked` on every shipped file), not
+on every run: importing jsonschema alone costs a lint run more than the lint itself."""
 
 from __future__ import annotations
 
@@ -23,9 +26,14 @@ class CatalogueError(LlmschedError):
 
 
 @functools.cache
+def load_shipped(path: Path) -> Any:
+    """A catalogue the package ships (its schema is checked by the tests)."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+
+
 def load_checked(path: Path, schema_path: Path) -> Any:
     """The YAML document at `path`, valid against the JSON schema at `schema_path`."""
-    import jsonschema  # only on first load: a few tens of ms
+    import jsonschema  # tests and new catalogues only: a few tens of ms to import
 
     data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
