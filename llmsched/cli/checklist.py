@@ -17,6 +17,7 @@ from llmsched.cli.options import (
     OutputOpt,
     RulesDirOpt,
     SelectOpt,
+    echo_errors,
     emit,
     split_list,
 )
@@ -75,8 +76,7 @@ def lint(
     report = run_lint(paths, config, stdin=sys.stdin)
     use_color = sys.stdout.isatty() if color is None else color
     emit(render(report, output.value, color=use_color and not output_file), output_file)
-    for error in report.errors:
-        typer.echo(f"llmsched: error: {error}", err=True)
+    echo_errors(report.errors)
     if report.errors:
         raise typer.Exit(2)
     if not report.stats.get("objects") and not allow_empty:

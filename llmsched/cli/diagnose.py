@@ -20,6 +20,7 @@ from llmsched.cli.options import (
     OutputOpt,
     RulesDirOpt,
     SelectOpt,
+    echo_errors,
     emit,
     split_list,
 )
@@ -123,8 +124,7 @@ def diagnose(
     )
     use_color = sys.stdout.isatty() if color is None else color
     emit(render(report, output.value, color=use_color and not output_file), output_file)
-    for error in report.errors:
-        typer.echo(f"llmsched: error: {error}", err=True)
+    echo_errors(report.errors)
     recognised = [s for s in report.stats.get("sources", []) if s.get("recognised_as")]
     if report.errors and not recognised:
         raise typer.Exit(2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
 from typing import Annotated
 
@@ -70,3 +71,12 @@ def emit(text: str, output_file: str | None) -> None:
         Path(output_file).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     else:
         typer.echo(text, nl=not text.endswith("\n"))
+
+
+def echo_errors(errors: Iterable[object]) -> None:
+    """One ``llmsched: error:`` line per input error on stderr, secrets scrubbed."""
+    from llmsched.redaction import Redactor
+
+    redactor = Redactor()
+    for error in errors:
+        typer.echo(f"llmsched: error: {redactor.text(str(error))}", err=True)
