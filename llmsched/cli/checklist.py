@@ -21,6 +21,7 @@ from llmsched.cli.options import (
     emit,
     split_list,
 )
+from llmsched.cli.output_paths import check_output_paths
 
 app = typer.Typer(no_args_is_help=True, help="Check manifests against the three-layer checklist.")
 
@@ -64,6 +65,8 @@ def lint(
     from llmsched.config import discover_config, merge_cli
     from llmsched.engine.lint import exit_code, run_lint
     from llmsched.render import render
+
+    check_output_paths({"--output-file": output_file}, paths)
 
     config = merge_cli(
         discover_config(config_file),

@@ -24,6 +24,7 @@ from llmsched.cli.options import (
     emit,
     split_list,
 )
+from llmsched.cli.output_paths import check_output_paths
 
 
 def diagnose(
@@ -86,6 +87,9 @@ def diagnose(
     from llmsched.render import render
     from llmsched.snapshot import Snapshot
 
+    check_output_paths(
+        {"--output-file": output_file}, [*(evidence or []), *(bundle or []), kubeconfig]
+    )
     config = merge_cli(
         discover_config(config_file),
         select=split_list(select),

@@ -68,7 +68,14 @@ def emit(text: str, output_file: str | None) -> None:
     if output_file:
         from pathlib import Path
 
-        Path(output_file).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        from llmsched.errors import LlmschedError
+
+        try:
+            Path(output_file).write_text(
+                text if text.endswith("\n") else text + "\n", encoding="utf-8"
+            )
+        except OSError as exc:
+            raise LlmschedError(f"--output-file {output_file}: {exc.strerror or exc}") from None
     else:
         typer.echo(text, nl=not text.endswith("\n"))
 

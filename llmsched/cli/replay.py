@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from llmsched.cli.output_paths import check_distinct, check_output_paths
+
 if TYPE_CHECKING:
     from llmsched.replay.setup import ConfigSource, ReplaySetup
 
@@ -135,6 +137,10 @@ def replay(
     from llmsched.errors import InputFileError
     from llmsched.model import Location
     from llmsched.replay.setup import ConfigSource, WorkloadSource, prepare
+
+    outputs = {"--step-log": step_log, "--html": html_out}
+    check_distinct(outputs)
+    check_output_paths(outputs, [trace, config, from_manifest, *(workload_from_metrics or [])])
 
     if engine is ReplayEngine.v0 and sweep:
         raise InputFileError("--sweep replays the v1 engine only", Location("--engine"))
