@@ -64,6 +64,7 @@ def lint(
     """
     from llmsched.config import discover_config, merge_cli
     from llmsched.engine.lint import exit_code, run_lint
+    from llmsched.engine.selectors import check_selectors
     from llmsched.render import render
 
     check_output_paths({"--output-file": output_file}, paths)
@@ -76,10 +77,17 @@ def lint(
         max_file_size=max_file_size,
         rules_dir=rules_dir or [],
     )
+    check_selectors(
+        config,
+        {"--select": split_list(select), "--ignore": split_list(ignore)},
+        kind="lint",
+    )
     report = run_lint(paths, config, stdin=sys.stdin)
     use_color = sys.stdout.isatty() if color is None else color
     emit(render(report, output.value, color=use_color and not output_file), output_file)
     echo_errors(report.errors)
+    for warning in report.stats.get("warnings", []):
+        typer.echo(f"llmsched: warning: {warning}", err=True)
     if report.errors:
         raise typer.Exit(2)
     if not report.stats.get("objects") and not allow_empty:

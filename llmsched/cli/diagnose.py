@@ -83,6 +83,7 @@ def diagnose(
     """
     from llmsched.config import discover_config, merge_cli
     from llmsched.diagnose.run import run_diagnose
+    from llmsched.engine.selectors import check_selectors
     from llmsched.errors import LlmschedError
     from llmsched.render import render
     from llmsched.snapshot import Snapshot
@@ -95,6 +96,11 @@ def diagnose(
         select=split_list(select),
         ignore=split_list(ignore),
         rules_dir=rules_dir or [],
+    )
+    check_selectors(
+        config,
+        {"--select": split_list(select), "--ignore": split_list(ignore)},
+        kind="diagnose",
     )
     snapshots = [Snapshot.load(path) for path in bundle or []]
     live = bool(
