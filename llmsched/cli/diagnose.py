@@ -82,6 +82,7 @@ def diagnose(
     Exit codes: 0 no problem found, 1 findings, 2 bad input or usage.
     """
     from llmsched.config import discover_config, merge_cli
+    from llmsched.diagnose.coverage import evidence_read
     from llmsched.diagnose.run import run_diagnose
     from llmsched.engine.selectors import check_selectors
     from llmsched.errors import LlmschedError
@@ -107,18 +108,20 @@ def diagnose(
         kubeconfig or context or namespace or all_namespaces or ray_address or vllm_url or discover
     )
     if live:
-        snapshots.append(
-            _collect_live(
-                kubeconfig,
-                context,
-                namespace or [],
-                all_namespaces,
-                ray_address or [],
-                vllm_url or [],
-                discover,
-                interval,
-            )
+        collected = _collect_live(
+            kubeconfig,
+            context,
+            namespace or [],
+            all_namespaces,
+            ray_address or [],
+            vllm_url or [],
+            discover,
+            interval,
         )
+        if not collected.any_collected and not evidence and not snapshots:
+            failures = "; ".join(str(e) for e in collected.all_errors()[:3]) or "no source answered"
+            raise LlmschedError(f"nothing could be collected, so nothing was judged: {failures}")
+        snapshots.append(collected)
     if not evidence and not snapshots:
         raise LlmschedError(
             "nothing to diagnose: give evidence files or '-', --bundle, or live flags "
@@ -135,12 +138,18 @@ def diagnose(
     use_color = sys.stdout.isatty() if color is None else color
     emit(render(report, output.value, color=use_color and not output_file), output_file)
     echo_errors(report.errors)
-    recognised = [s for s in report.stats.get("sources", []) if s.get("recognised_as")]
-    if report.errors and not recognised:
+    sources = report.stats.get("sources", [])
+    if report.errors and not evidence_read(sources):
         raise typer.Exit(2)
-    if not recognised and not snapshots:
+    if not evidence_read(sources):
         typer.echo(
             "llmsched: error: no evidence recognised in the input (see the sources in -o json)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    if not report.active_findings and any(s.get("state") == "failed" for s in sources):
+        typer.echo(
+            "llmsched: error: no fault found, but a source could not be read (see the verdict)",
             err=True,
         )
         raise typer.Exit(2)

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from llmsched import __version__
 from llmsched.config import Config
+from llmsched.diagnose.coverage import evidence_read, honest_verdict, not_judged, unread_sources
 from llmsched.diagnose.engine import DiagnoseEvaluator, compile_diagnose, rank, verdict
 from llmsched.diagnose.evidence import SniffResult
 from llmsched.diagnose.facts import Facts, build_facts
@@ -98,7 +99,11 @@ def run_diagnose(
                 for r in ranked
             ],
         },
-        verdict=verdict(ranked),
+        verdict=honest_verdict(
+            verdict(ranked),
+            gaps=[*unread_sources(snapshot), *not_judged(evaluator.not_evaluated)],
+            anything_read=evidence_read(sources),
+        ),
         kind=ReportKind.diagnose,
     )
 

@@ -62,6 +62,8 @@ def render_story(report: Report, *, color: bool = False, width: int | None = Non
             extra = ""
             if source.get("unrecognised_lines"):
                 extra = f"; {source['unrecognised_lines']} line(s) not recognised"
+            if source.get("state") not in (None, "ok"):
+                extra += f"; {source['state']}"
             console.print(Text(f"  {where}: {what}{extra}"))
         console.print()
     return close_report(console, buffer, report, color)
