@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from llmsched.cli.help_format import PlainHelpCommand, PlainHelpGroup
 from llmsched.cli.options import (
     ColorOpt,
     ConfigOpt,
@@ -23,10 +24,14 @@ from llmsched.cli.options import (
 )
 from llmsched.cli.output_paths import check_output_paths
 
-app = typer.Typer(no_args_is_help=True, help="Check manifests against the three-layer checklist.")
+app = typer.Typer(
+    no_args_is_help=True,
+    cls=PlainHelpGroup,
+    help="Check manifests against the three-layer checklist.",
+)
 
 
-@app.command("lint")
+@app.command("lint", cls=PlainHelpCommand)
 def lint(
     paths: Annotated[
         list[str],
@@ -100,7 +105,7 @@ def lint(
     raise typer.Exit(exit_code(report, config.fail_on))
 
 
-@app.command("list")
+@app.command("list", cls=PlainHelpCommand)
 def list_rules(
     output: Annotated[
         OutputFormat, typer.Option("-o", "--output", help="text or json.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from enum import Enum
 from typing import Annotated
@@ -63,7 +64,7 @@ def split_list(values: list[str] | None) -> list[str]:
     return out
 
 
-def emit(text: str, output_file: str | None) -> None:
+def emit(text: str, output_file: str | os.PathLike[str] | None) -> None:
     """Write a rendered report to stdout or to a file (never over an input)."""
     if output_file:
         from pathlib import Path

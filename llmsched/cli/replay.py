@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from llmsched.cli.options import emit
 from llmsched.cli.output_paths import check_distinct, check_output_paths
 
 if TYPE_CHECKING:
@@ -41,9 +42,7 @@ def replay(
         Path | None,
         typer.Argument(help="JSONL trace, one request per line (or use --workload)."),
     ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="Scheduler config JSON.")
-    ] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="Scheduler config JSON.")] = None,
     engine_args: Annotated[
         str | None,
         typer.Option("--engine-args", help='Derive the config from "vllm serve MODEL ...".'),
@@ -115,6 +114,10 @@ def replay(
     output: Annotated[
         ReplayOutput, typer.Option("--output", "-o", help="text or json.")
     ] = ReplayOutput.text,
+    output_file: Annotated[
+        Path | None,
+        typer.Option("--output-file", help="Write the summary to this file instead of stdout."),
+    ] = None,
     step_log: Annotated[
         Path | None, typer.Option("--step-log", help="Write the per-step JSONL log here.")
     ] = None,
@@ -138,7 +141,7 @@ def replay(
     from llmsched.model import Location
     from llmsched.replay.setup import ConfigSource, WorkloadSource, prepare
 
-    outputs = {"--step-log": step_log, "--html": html_out}
+    outputs = {"--output-file": output_file, "--step-log": step_log, "--html": html_out}
     check_distinct(outputs)
     check_output_paths(outputs, [trace, config, from_manifest, *(workload_from_metrics or [])])
 
@@ -150,7 +153,7 @@ def replay(
     )
     setup = prepare(source, work)
     if sweep:
-        _run_sweep(setup, vllm_version, sweep, executor, ray_address, output)
+        _run_sweep(setup, vllm_version, sweep, executor, ray_address, output, output_file)
         return
     result = _run_one(setup, source, engine, preemption_mode, swap_space, step_log is not None)
     if step_log is not None:
@@ -164,17 +167,17 @@ def replay(
     if setup.workload_info is not None:
         summary["workload"] = setup.workload_info
     if output is ReplayOutput.json:
-        typer.echo(json.dumps(summary, indent=2))
+        emit(json.dumps(summary, indent=2), output_file)
         return
     from llmsched.render.replay import summary_text, workload_text
 
-    if setup.workload_info is not None:
-        typer.echo(workload_text(setup.workload_info))
-    typer.echo(summary_text(summary))
-    if charts:
+    parts = [workload_text(setup.workload_info)] if setup.workload_info is not None else []
+    parts.append(summary_text(summary))
+    if charts and output_file is None:  # terminal charts are for a terminal
         from llmsched.replay.charts import terminal_charts
 
-        typer.echo(terminal_charts(result))
+        parts.append(terminal_charts(result))
+    emit("\n".join(parts), output_file)
 
 
 def _run_one(
@@ -225,6 +228,7 @@ def _run_sweep(
     executor: str,
     ray_address: str | None,
     output: ReplayOutput,
+    output_file: Path | None,
 ) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -250,10 +254,10 @@ def _run_sweep(
         body: dict[str, Any] = {"executor": result.executor, "points": result.points}
         if setup.workload_info is not None:
             body["workload"] = setup.workload_info
-        typer.echo(json.dumps(body, indent=2))
+        emit(json.dumps(body, indent=2), output_file)
         return
     from llmsched.render.replay import sweep_table, workload_text
 
-    if setup.workload_info is not None:
-        typer.echo(workload_text(setup.workload_info))
-    typer.echo(sweep_table(list(points[0]) if points else [], result.points))
+    parts = [workload_text(setup.workload_info)] if setup.workload_info is not None else []
+    parts.append(sweep_table(list(points[0]) if points else [], result.points))
+    emit("\n".join(parts), output_file)

@@ -7,12 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from llmsched.cli.help_format import PlainHelpCommand, PlainHelpGroup
 from llmsched.cli.options import OutputFormat, RulesDirOpt
 
 if TYPE_CHECKING:
     from llmsched.engine.spec import RuleSpec
 
-app = typer.Typer(help="List the rules, or explain one.", invoke_without_command=True)
+app = typer.Typer(
+    help="List the rules, or explain one.", invoke_without_command=True, cls=PlainHelpGroup
+)
 
 
 def _load(kind: str | None, rules_dir: list[str]) -> list[RuleSpec]:
@@ -69,7 +72,7 @@ def rules(
         print_rules(kind, output.value, rules_dir or [])
 
 
-@app.command("explain")
+@app.command("explain", cls=PlainHelpCommand)
 def explain(
     rule_id: Annotated[str, typer.Argument(help="A rule ID (K8S010) or name (tp-gpu-mismatch).")],
     output: Annotated[
