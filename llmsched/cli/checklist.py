@@ -13,6 +13,7 @@ from llmsched.cli.options import (
     ConfigOpt,
     FailOn,
     IgnoreOpt,
+    ListFormat,
     OutputFileOpt,
     OutputFormat,
     OutputOpt,
@@ -108,8 +109,8 @@ def lint(
 @app.command("list", cls=PlainHelpCommand)
 def list_rules(
     output: Annotated[
-        OutputFormat, typer.Option("-o", "--output", help="text or json.")
-    ] = OutputFormat.text,
+        ListFormat, typer.Option("-o", "--output", help="text or json.")
+    ] = ListFormat.text,
 ) -> None:
     """List the lint rules (same as `llmsched rules --kind lint`)."""
     from llmsched.cli.rules import print_rules

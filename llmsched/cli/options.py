@@ -18,6 +18,18 @@ class OutputFormat(str, Enum):
     github = "github"
 
 
+class ListFormat(str, Enum):
+    """Listings (rules, explanations) are a table or JSON."""
+
+    text = "text"
+    json = "json"
+
+
+class RuleKind(str, Enum):
+    lint = "lint"
+    diagnose = "diagnose"
+
+
 class FailOn(str, Enum):
     error = "error"
     warning = "warning"

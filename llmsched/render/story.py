@@ -103,8 +103,8 @@ def _print_finding(console: Console, finding: Finding, ranked: dict | None) -> N
     console.print(Padding(Text("fix: " + fix.strip()), (0, 0, 0, 4)))
     if steps.strip():
         console.print(Padding(Text("next:"), (0, 0, 0, 4)))
-        for step in steps.strip().splitlines():
-            console.print(Padding(Text(step), (0, 0, 0, 6)))
+        for step in steps.strip().splitlines():  # commands stay whole, to copy and paste
+            console.print(Text(" " * 6 + step), soft_wrap=True)
 
 
 def _number(value: object) -> object:
