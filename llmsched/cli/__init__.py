@@ -13,10 +13,12 @@ from importlib import util
 import typer
 
 from llmsched import __version__
+from llmsched.cli.help_format import PlainHelpCommand, PlainHelpGroup
 from llmsched.errors import LlmschedError
 
 app = typer.Typer(
     name="llmsched",
+    cls=PlainHelpGroup,
     no_args_is_help=True,
     rich_markup_mode=None,  # typer's rich help imports ~70 ms of rich/markdown per start
     pretty_exceptions_enable=False,
@@ -54,7 +56,7 @@ def _register() -> None:
     ):
         if util.find_spec(f"llmsched.cli.{module_name}") is not None:
             module = __import__(f"llmsched.cli.{module_name}", fromlist=[command])
-            app.command(command)(getattr(module, command))
+            app.command(command, cls=PlainHelpCommand)(getattr(module, command))
 
 
 def main() -> None:

@@ -7,24 +7,32 @@ from typing import Annotated
 
 import typer
 
+from llmsched.cli.help_format import PlainHelpCommand, PlainHelpGroup
 from llmsched.cli.options import (
     ColorOpt,
     ConfigOpt,
     FailOn,
     IgnoreOpt,
+    ListFormat,
     OutputFileOpt,
     OutputFormat,
     OutputOpt,
     RulesDirOpt,
     SelectOpt,
+    echo_errors,
     emit,
     split_list,
 )
+from llmsched.cli.output_paths import check_output_paths
 
-app = typer.Typer(no_args_is_help=True, help="Check manifests against the three-layer checklist.")
+app = typer.Typer(
+    no_args_is_help=True,
+    cls=PlainHelpGroup,
+    help="Check manifests against the three-layer checklist.",
+)
 
 
-@app.command("lint")
+@app.command("lint", cls=PlainHelpCommand)
 def lint(
     paths: Annotated[
         list[str],
@@ -62,7 +70,10 @@ def lint(
     """
     from llmsched.config import discover_config, merge_cli
     from llmsched.engine.lint import exit_code, run_lint
+    from llmsched.engine.selectors import check_selectors
     from llmsched.render import render
+
+    check_output_paths({"--output-file": output_file}, paths)
 
     config = merge_cli(
         discover_config(config_file),
@@ -72,11 +83,17 @@ def lint(
         max_file_size=max_file_size,
         rules_dir=rules_dir or [],
     )
+    check_selectors(
+        config,
+        {"--select": split_list(select), "--ignore": split_list(ignore)},
+        kind="lint",
+    )
     report = run_lint(paths, config, stdin=sys.stdin)
     use_color = sys.stdout.isatty() if color is None else color
     emit(render(report, output.value, color=use_color and not output_file), output_file)
-    for error in report.errors:
-        typer.echo(f"llmsched: error: {error}", err=True)
+    echo_errors(report.errors)
+    for warning in report.stats.get("warnings", []):
+        typer.echo(f"llmsched: warning: {warning}", err=True)
     if report.errors:
         raise typer.Exit(2)
     if not report.stats.get("objects") and not allow_empty:
@@ -89,11 +106,11 @@ def lint(
     raise typer.Exit(exit_code(report, config.fail_on))
 
 
-@app.command("list")
+@app.command("list", cls=PlainHelpCommand)
 def list_rules(
     output: Annotated[
-        OutputFormat, typer.Option("-o", "--output", help="text or json.")
-    ] = OutputFormat.text,
+        ListFormat, typer.Option("-o", "--output", help="text or json.")
+    ] = ListFormat.text,
 ) -> None:
     """List the lint rules (same as `llmsched rules --kind lint`)."""
     from llmsched.cli.rules import print_rules

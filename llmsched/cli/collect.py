@@ -74,6 +74,7 @@ def collect(
     out: Annotated[
         Path | None,
         typer.Option(
+            "--output-file",
             "--out",
             help="Bundle to write: a directory or a .tar.gz/.tgz file "
             "(default: llmsched-bundle-<time>.tgz).",

@@ -20,9 +20,11 @@ from llmsched.cli.options import (
     OutputOpt,
     RulesDirOpt,
     SelectOpt,
+    echo_errors,
     emit,
     split_list,
 )
+from llmsched.cli.output_paths import check_output_paths
 
 
 def diagnose(
@@ -81,35 +83,47 @@ def diagnose(
     from the description's words, 2 bad input or usage.
     """
     from llmsched.config import discover_config, merge_cli
+    from llmsched.diagnose.coverage import evidence_read
     from llmsched.diagnose.run import run_diagnose
     from llmsched.diagnose.words import counts
+    from llmsched.engine.selectors import check_selectors
     from llmsched.errors import LlmschedError
     from llmsched.render import render
     from llmsched.snapshot import Snapshot
 
+    check_output_paths(
+        {"--output-file": output_file}, [*(evidence or []), *(bundle or []), kubeconfig]
+    )
     config = merge_cli(
         discover_config(config_file),
         select=split_list(select),
         ignore=split_list(ignore),
         rules_dir=rules_dir or [],
     )
+    check_selectors(
+        config,
+        {"--select": split_list(select), "--ignore": split_list(ignore)},
+        kind="diagnose",
+    )
     snapshots = [Snapshot.load(path) for path in bundle or []]
     live = bool(
         kubeconfig or context or namespace or all_namespaces or ray_address or vllm_url or discover
     )
     if live:
-        snapshots.append(
-            _collect_live(
-                kubeconfig,
-                context,
-                namespace or [],
-                all_namespaces,
-                ray_address or [],
-                vllm_url or [],
-                discover,
-                interval,
-            )
+        collected = _collect_live(
+            kubeconfig,
+            context,
+            namespace or [],
+            all_namespaces,
+            ray_address or [],
+            vllm_url or [],
+            discover,
+            interval,
         )
+        if not collected.any_collected and not evidence and not snapshots:
+            failures = "; ".join(str(e) for e in collected.all_errors()[:3]) or "no source answered"
+            raise LlmschedError(f"nothing could be collected, so nothing was judged: {failures}")
+        snapshots.append(collected)
     if not evidence and not snapshots:
         raise LlmschedError(
             "nothing to diagnose: give evidence files or '-', --bundle, or live flags "
@@ -125,18 +139,24 @@ def diagnose(
     )
     use_color = sys.stdout.isatty() if color is None else color
     emit(render(report, output.value, color=use_color and not output_file), output_file)
-    for error in report.errors:
-        typer.echo(f"llmsched: error: {error}", err=True)
-    recognised = [s for s in report.stats.get("sources", []) if s.get("recognised_as")]
+    echo_errors(report.errors)
+    sources = report.stats.get("sources", [])
+    read = evidence_read(sources)
     named = counts(report.triage or [])
-    if report.errors and not recognised and not named:
+    if report.errors and not read and not named:
         raise typer.Exit(2)
-    if not recognised and not named and not snapshots:
+    if not read and not named and not snapshots:
         typer.echo(
             "llmsched: nothing recognised: no evidence format and no symptom words (paste "
             "kubectl describe pod / get events, ray status -v, the vLLM log or /metrics)",
             err=True,
         )
+    if not report.active_findings and not named and any(s.get("state") == "failed" for s in sources):
+        typer.echo(
+            "llmsched: error: no fault found, but a source could not be read (see the verdict)",
+            err=True,
+        )
+        raise typer.Exit(2)
     # words are a result, not an error: a named candidate is 1, nothing recognised is 0
     raise typer.Exit(1 if report.active_findings or named else 0)
 

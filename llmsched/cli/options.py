@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from enum import Enum
 from typing import Annotated
 
@@ -14,6 +16,18 @@ class OutputFormat(str, Enum):
     sarif = "sarif"
     junit = "junit"
     github = "github"
+
+
+class ListFormat(str, Enum):
+    """Listings (rules, explanations) are a table or JSON."""
+
+    text = "text"
+    json = "json"
+
+
+class RuleKind(str, Enum):
+    lint = "lint"
+    diagnose = "diagnose"
 
 
 class FailOn(str, Enum):
@@ -62,11 +76,27 @@ def split_list(values: list[str] | None) -> list[str]:
     return out
 
 
-def emit(text: str, output_file: str | None) -> None:
+def emit(text: str, output_file: str | os.PathLike[str] | None) -> None:
     """Write a rendered report to stdout or to a file (never over an input)."""
     if output_file:
         from pathlib import Path
 
-        Path(output_file).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        from llmsched.errors import LlmschedError
+
+        try:
+            Path(output_file).write_text(
+                text if text.endswith("\n") else text + "\n", encoding="utf-8"
+            )
+        except OSError as exc:
+            raise LlmschedError(f"--output-file {output_file}: {exc.strerror or exc}") from None
     else:
         typer.echo(text, nl=not text.endswith("\n"))
+
+
+def echo_errors(errors: Iterable[object]) -> None:
+    """One ``llmsched: error:`` line per input error on stderr, secrets scrubbed."""
+    from llmsched.redaction import Redactor
+
+    redactor = Redactor()
+    for error in errors:
+        typer.echo(f"llmsched: error: {redactor.text(str(error))}", err=True)

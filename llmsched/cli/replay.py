@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from llmsched.cli.options import emit
+from llmsched.cli.output_paths import check_distinct, check_output_paths
 from llmsched.replay.objective import Objective
 
 if TYPE_CHECKING:
@@ -41,9 +43,7 @@ def replay(
         Path | None,
         typer.Argument(help="JSONL trace, one request per line (or use --workload)."),
     ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="Scheduler config JSON.")
-    ] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="Scheduler config JSON.")] = None,
     engine_args: Annotated[
         str | None,
         typer.Option("--engine-args", help='Derive the config from "vllm serve MODEL ...".'),
@@ -115,6 +115,10 @@ def replay(
     output: Annotated[
         ReplayOutput, typer.Option("--output", "-o", help="text or json.")
     ] = ReplayOutput.text,
+    output_file: Annotated[
+        Path | None,
+        typer.Option("--output-file", help="Write the summary to this file instead of stdout."),
+    ] = None,
     step_log: Annotated[
         Path | None, typer.Option("--step-log", help="Write the per-step JSONL log here.")
     ] = None,
@@ -146,6 +150,10 @@ def replay(
     from llmsched.replay.charts import run_view
     from llmsched.replay.setup import ConfigSource, WorkloadSource, prepare
 
+    outputs = {"--output-file": output_file, "--step-log": step_log, "--html": html_out}
+    check_distinct(outputs)
+    check_output_paths(outputs, [trace, config, from_manifest, *(workload_from_metrics or [])])
+
     if engine is ReplayEngine.v0 and sweep:
         raise InputFileError("--sweep replays the v1 engine only", Location("--engine"))
     source = ConfigSource(config, engine_args, from_manifest, gpu, model, vllm_version)
@@ -159,7 +167,10 @@ def replay(
                 "--step-log records one replay; drop --sweep, or replay the chosen point alone",
                 Location("--step-log"),
             )
-        _run_sweep(setup, vllm_version, sweep, executor, ray_address, output, objective, html_out)
+        _run_sweep(
+            setup, vllm_version, sweep, executor, ray_address, output, objective, html_out,
+            output_file,
+        )  # fmt: skip
         return
     result = _run_one(setup, source, engine, preemption_mode, swap_space, step_log is not None)
     if step_log is not None:
@@ -171,17 +182,17 @@ def replay(
     if setup.workload_info is not None:
         summary["workload"] = setup.workload_info
     if output is ReplayOutput.json:
-        typer.echo(json.dumps(summary, indent=2))
+        emit(json.dumps(summary, indent=2), output_file)
         return
     from llmsched.render.replay import summary_text, workload_text
 
-    if setup.workload_info is not None:
-        typer.echo(workload_text(setup.workload_info))
-    typer.echo(summary_text(summary))
-    if charts:
+    parts = [workload_text(setup.workload_info)] if setup.workload_info is not None else []
+    parts.append(summary_text(summary))
+    if charts and output_file is None:  # terminal charts are for a terminal
         from llmsched.replay.charts import terminal_charts
 
-        typer.echo(terminal_charts(result))
+        parts.append(terminal_charts(result))
+    emit("\n".join(parts), output_file)
 
 
 def _overlaid(views: list[dict[str, Any]], best: int | None) -> list[dict[str, Any]]:
@@ -263,6 +274,7 @@ def _run_sweep(
     output: ReplayOutput,
     objective: Objective,
     html_out: Path | None,
+    output_file: Path | None,
 ) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -320,10 +332,10 @@ def _run_sweep(
         }
         if setup.workload_info is not None:
             body["workload"] = setup.workload_info
-        typer.echo(json.dumps(body, indent=2))
+        emit(json.dumps(body, indent=2), output_file)
         return
     from llmsched.render.replay import sweep_table, workload_text
 
-    if setup.workload_info is not None:
-        typer.echo(workload_text(setup.workload_info))
-    typer.echo(sweep_table(list(points[0]) if points else [], result.points, judged))
+    parts = [workload_text(setup.workload_info)] if setup.workload_info is not None else []
+    parts.append(sweep_table(list(points[0]) if points else [], result.points, judged))
+    emit("\n".join(parts), output_file)

@@ -7,12 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from llmsched.cli.options import OutputFormat, RulesDirOpt
+from llmsched.cli.help_format import PlainHelpCommand, PlainHelpGroup
+from llmsched.cli.options import ListFormat, RuleKind, RulesDirOpt
 
 if TYPE_CHECKING:
     from llmsched.engine.spec import RuleSpec
 
-app = typer.Typer(help="List the rules, or explain one.", invoke_without_command=True)
+app = typer.Typer(
+    help="List the rules, or explain one.", invoke_without_command=True, cls=PlainHelpGroup
+)
 
 
 def _load(kind: str | None, rules_dir: list[str]) -> list[RuleSpec]:
@@ -59,22 +62,22 @@ def print_rules(kind: str | None, output: str, rules_dir: list[str]) -> None:
 def rules(
     ctx: typer.Context,
     output: Annotated[
-        OutputFormat, typer.Option("-o", "--output", help="text or json.")
-    ] = OutputFormat.text,
-    kind: Annotated[str | None, typer.Option("--kind", help="lint or diagnose.")] = None,
+        ListFormat, typer.Option("-o", "--output", help="text or json.")
+    ] = ListFormat.text,
+    kind: Annotated[RuleKind | None, typer.Option("--kind", help="lint or diagnose.")] = None,
     rules_dir: RulesDirOpt = None,
 ) -> None:
     """List every rule with its ID, name, layer and severity."""
     if ctx.invoked_subcommand is None:
-        print_rules(kind, output.value, rules_dir or [])
+        print_rules(kind.value if kind else None, output.value, rules_dir or [])
 
 
-@app.command("explain")
+@app.command("explain", cls=PlainHelpCommand)
 def explain(
     rule_id: Annotated[str, typer.Argument(help="A rule ID (K8S010) or name (tp-gpu-mismatch).")],
     output: Annotated[
-        OutputFormat, typer.Option("-o", "--output", help="text or json.")
-    ] = OutputFormat.text,
+        ListFormat, typer.Option("-o", "--output", help="text or json.")
+    ] = ListFormat.text,
     rules_dir: RulesDirOpt = None,
 ) -> None:
     """Show one rule: what it checks, why, how to fix it, with examples."""

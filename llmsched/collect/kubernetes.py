@@ -17,7 +17,7 @@ from typing import Any
 
 from llmsched.collect.kube_connect import DEFAULT_TIMEOUT_S, KubeTarget
 from llmsched.collect.kube_targets import ALL_KINDS, Kind, log_targets
-from llmsched.collect.redact import Redactor
+from llmsched.redaction import Redactor
 from llmsched.snapshot import (
     PART_ABSENT,
     PART_ERROR,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from llmsched.collect.http import DEFAULT_TIMEOUT_S, FetchError, get_json, new_session
-from llmsched.collect.redact import Redactor
+from llmsched.redaction import Redactor
 from llmsched.snapshot import (
     PART_ABSENT,
     PART_ERROR,

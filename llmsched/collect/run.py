@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
-from llmsched.collect.redact import Redactor
+from llmsched.redaction import Redactor
 from llmsched.snapshot import (
     STATE_FAILED,
     CollectorError,

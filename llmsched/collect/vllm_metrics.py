@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from llmsched.collect.http import DEFAULT_TIMEOUT_S, FetchError, get, get_json, new_session
-from llmsched.collect.redact import Redactor
+from llmsched.redaction import Redactor
 from llmsched.snapshot import (
     PART_ERROR,
     PART_OK,

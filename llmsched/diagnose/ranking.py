@@ -16,6 +16,7 @@ from typing import Any
 from llmsched.config import Config
 from llmsched.diagnose.checks import DiagnoseCheck, all_diagnose_checks
 from llmsched.diagnose.facts import Facts, Subject
+from llmsched.diagnose.next_steps import fill_next_steps
 from llmsched.engine.cel import Activation, EvaluationError, compile_expression
 from llmsched.engine.functions import all_functions
 from llmsched.engine.spec import RuleSpec
@@ -198,7 +199,8 @@ class DiagnoseEvaluator:
             return
         remediation = spec.remediation
         if spec.next_steps:
-            remediation = f"{remediation}\nNext steps:\n{spec.next_steps.strip()}"
+            steps = fill_next_steps(spec.next_steps.strip(), subject, facts)
+            remediation = f"{remediation}\nNext steps:\n{steps}"
         finding = Finding(
             rule=spec.code,
             name=spec.name,

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from llmsched import __version__
 from llmsched.config import Config
+from llmsched.diagnose.coverage import evidence_read, honest_verdict, not_judged, unread_sources
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
 from llmsched.diagnose.words import weigh_words
@@ -114,7 +115,12 @@ def run_diagnose(
                 "paste": load_symptoms().checklist(),
             },
         },
-        verdict=weighed.verdict,
+        verdict=honest_verdict(
+            weighed.verdict,
+            gaps=[*unread_sources(snapshot), *not_judged(evaluator.not_evaluated)],
+            # a verdict from the description's words says so itself (its basis)
+            anything_read=evidence_read(sources) or weighed.verdict is not None,
+        ),
         kind=ReportKind.diagnose,
         triage=weighed.triage,
     )

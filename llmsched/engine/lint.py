@@ -11,6 +11,7 @@ from llmsched.config import Config
 from llmsched.engine.evaluate import compile_rules, evaluate_lint, select_rules
 from llmsched.engine.loader import load_rules
 from llmsched.engine.scope import build_input
+from llmsched.engine.suppression_names import unknown_suppressions
 from llmsched.manifest.sources import load_manifests
 from llmsched.model import Report
 
@@ -81,6 +82,12 @@ def run_lint(paths: Sequence[str], config: Config, *, stdin: TextIO | None = Non
         ),
         "rules_run": len(compiled),
     }
+    warnings = [
+        *(str(w) for w in manifests.warnings),
+        *unknown_suppressions(manifests.objects, lambda: load_rules(config.rules_dir)),
+    ]
+    if warnings:
+        stats["warnings"] = warnings
     return Report(
         tool_version=__version__,
         findings=findings,

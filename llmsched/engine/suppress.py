@@ -11,14 +11,14 @@ from llmsched.model import Location, Subject
 
 ANNOTATION_PREFIX = "ignore-check.llmsched.io/"
 IGNORE_ALL = "llmsched.io/ignore-all"
-_INLINE = re.compile(r"#\s*llmsched:\s*ignore\[([^\]]*)\](.*)$")
+INLINE_IGNORE = re.compile(r"#\s*llmsched:\s*ignore\[([^\]]*)\](.*)$")
 
 
 def inline_reason(rule: RuleSpec, line_text: str | None) -> str | None:
     """`# llmsched: ignore[K8S012] pinned by digest upstream` on the line a finding points at."""
     if not line_text:
         return None
-    match = _INLINE.search(line_text)
+    match = INLINE_IGNORE.search(line_text)
     if match is None:
         return None
     wanted = {part.strip() for part in match.group(1).split(",")}

@@ -3,6 +3,8 @@
 Each format lives in its own module with a `render(report, *, color=False, width=None) -> str`;
 options a format has no use for are accepted and ignored, so callers can treat them alike.
 Every renderer returns text that ends with exactly one newline: write it as is.
+`render` scrubs secrets from the report first (`llmsched.redaction`), so no format can echo
+a token found in the evidence.
 
 Module-level imports stay light (no rich, no xml) so that `llmsched --help` stays fast.
 """
@@ -13,6 +15,7 @@ from collections.abc import Callable
 
 from llmsched.errors import ConfigError
 from llmsched.model import Report
+from llmsched.redaction import redact_report
 from llmsched.render import github, json_format, junit, sarif, text
 
 Renderer = Callable[..., str]
@@ -33,7 +36,7 @@ def render(report: Report, fmt: str, *, color: bool = False, width: int | None =
     except KeyError:
         choices = ", ".join(FORMATS)
         raise ConfigError(f"unknown output format {fmt!r} (choose from {choices})") from None
-    return renderer(report, color=color, width=width)
+    return renderer(redact_report(report), color=color, width=width)
 
 
 __all__ = ["FORMATS", "Renderer", "render"]

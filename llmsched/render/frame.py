@@ -76,7 +76,7 @@ def verdict_panel(verdict: dict[str, Any] | None) -> RenderableType:
     if verdict is None:
         body.append("no layer is at fault: no diagnose rule matched the evidence", style="bold")
         return Panel(body, title="Verdict", title_align="left", border_style="green")
-    headline = [f"{verdict['layer']} layer" if verdict.get("layer") else "layer unknown"]
+    headline = [f"{verdict['layer']} layer" if verdict.get("layer") else "no layer named"]
     if verdict.get("rule"):
         headline.append(str(verdict["rule"]))
     if verdict.get("confidence") is not None:
@@ -85,9 +85,17 @@ def verdict_panel(verdict: dict[str, Any] | None) -> RenderableType:
     if verdict.get("summary"):
         body.append("\n" + str(verdict["summary"]))
     for key, value in verdict.items():
-        if key not in ("layer", "rule", "confidence", "summary") and value is not None:
+        if (
+            key not in ("layer", "rule", "confidence", "summary", "not_judged")
+            and value is not None
+        ):
             body.append(f"\n{key}: {value}", style="dim")
-    return Panel(body, title="Verdict", title_align="left", border_style="magenta")
+    if verdict.get("not_judged"):
+        body.append("\ncould not judge:", style="bold yellow")
+        for item in verdict["not_judged"]:
+            body.append(f"\n  - {item}")
+    border = "magenta" if verdict.get("layer") else "yellow"
+    return Panel(body, title="Verdict", title_align="left", border_style=border)
 
 
 def format_confidence(value: Any) -> str:

@@ -44,7 +44,7 @@ def _finding_annotation(finding: Finding) -> str:
 
 
 def _verdict_annotation(verdict: dict[str, object]) -> str:
-    parts = [f"{verdict.get('layer') or 'unknown'} layer"]
+    parts = [f"{verdict['layer']} layer" if verdict.get("layer") else "no layer named"]
     if verdict.get("rule"):
         parts.append(str(verdict["rule"]))
     if verdict.get("confidence") is not None:
@@ -52,6 +52,8 @@ def _verdict_annotation(verdict: dict[str, object]) -> str:
     message = " · ".join(parts)
     if verdict.get("summary"):
         message += f"\n{verdict['summary']}"
+    for item in verdict.get("not_judged") or []:  # type: ignore[attr-defined]
+        message += f"\ncould not judge: {item}"
     return _command("notice", None, "llmsched verdict", message)
 
 

@@ -28,8 +28,11 @@ def render_story(report: Report, *, color: bool = False, width: int | None = Non
     buffer = io.StringIO()
     console = make_console(buffer, color, width or 100)
     words = report.stats.get("words") or {}
-    if report.verdict is None and not report.active_findings and nothing_recognised(words):
+    unjudged = report.verdict is None or report.verdict.get("layer") is None
+    if unjudged and not report.active_findings and nothing_recognised(words):
         console.print(nothing_recognised_panel(words.get("paste", [])))
+        if report.verdict is not None:  # never an all-clear: say what could not be judged
+            console.print(Text(f"verdict: {report.verdict.get('summary')}"))
     else:
         console.print(verdict_panel(report.verdict))
     console.print()
@@ -72,6 +75,8 @@ def render_story(report: Report, *, color: bool = False, width: int | None = Non
             extra = ""
             if source.get("unrecognised_lines"):
                 extra = f"; {source['unrecognised_lines']} line(s) not recognised"
+            if source.get("state") not in (None, "ok"):
+                extra += f"; {source['state']}"
             console.print(Text(f"  {where}: {what}{extra}"))
         console.print()
     return close_report(console, buffer, report, color)
@@ -111,8 +116,8 @@ def _print_finding(console: Console, finding: Finding, ranked: dict | None) -> N
     console.print(Padding(Text("fix: " + fix.strip()), (0, 0, 0, 4)))
     if steps.strip():
         console.print(Padding(Text("next:"), (0, 0, 0, 4)))
-        for step in steps.strip().splitlines():
-            console.print(Padding(Text(step), (0, 0, 0, 6)))
+        for step in steps.strip().splitlines():  # commands stay whole, to copy and paste
+            console.print(Text(" " * 6 + step), soft_wrap=True)
 
 
 def _number(value: object) -> object:

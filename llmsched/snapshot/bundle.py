@@ -33,6 +33,7 @@ from typing import Any
 from llmsched.errors import InputFileError
 from llmsched.input_files import read_regular_bytes
 from llmsched.model import Location
+from llmsched.redaction import Redactor
 
 PRETTY_LIMIT = 2_000_000  # bytes; larger files stay on one line (jq reads them fine)
 # A bundle is read whole into memory: cap one file and the sum, so that a crafted bundle
@@ -55,7 +56,7 @@ def write_bundle(data: dict[str, Any], sources: list[dict[str, Any]], path: str 
     """Write a Snapshot's JSON form: a ``.tar.gz``/``.tgz`` when the name says so, else a
     directory. ``sources`` (the derived statuses) go into the manifest for human readers."""
     target = Path(path)
-    files = _bundle_files(data, sources)
+    files = _bundle_files(Redactor().json(data), sources)
     if _is_tarball(target):
         target.parent.mkdir(parents=True, exist_ok=True)
         top = _tar_top(target)

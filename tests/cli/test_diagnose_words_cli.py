@@ -128,7 +128,9 @@ def test_nothing_recognised_is_exit_0_with_the_paste_checklist(workdir: Path, st
         assert command in out
     assert b"Traceback" not in result.stderr and b"nothing recognised" in result.stderr
     report = as_json(run("-", "-o", "json", cwd=workdir, stdin=stdin))
-    assert report["verdict"] is None and report["triage"] == []
+    assert report["triage"] == []
+    assert report["verdict"]["layer"] is None  # not an all-clear: nothing could be judged
+    assert report["verdict"]["summary"].startswith("could not judge")
     assert report["summary"]["words"]["recognised"] is False
 
 

@@ -80,7 +80,7 @@ def test_diagnose_names_the_layer_and_rule_the_thread_established(evidence: Path
 def _assert_diagnosed(evidence: Path, expect: dict[str, Any]) -> None:
     report = run_diagnose(paths=[str(evidence)])
     verdict = report.verdict
-    if verdict is None and evidence.stem in KNOWN_GAPS:
+    if (verdict is None or verdict["layer"] is None) and evidence.stem in KNOWN_GAPS:
         pytest.xfail(KNOWN_GAPS[evidence.stem])
     assert verdict is not None, f"no verdict; sources: {report.stats.get('sources')}"
     assert verdict["layer"] == expect["layer"], verdict

@@ -28,7 +28,7 @@ def test_step_log_file_matches_golden(tmp_path: Path) -> None:
     html = tmp_path / "r.html"
     p = run_cli(
         str(GOLDEN / "light.trace.jsonl"),
-        "-c",
+        "--config",
         str(GOLDEN / "light.config.json"),
         "--vllm-version",
         "0.32",
@@ -96,7 +96,7 @@ def test_bad_input_is_one_line_and_exit_2(
     trace.write_text(line + "\n")
     cfg = tmp_path / "config.json"
     cfg.write_text(config or '{"num_gpu_blocks": 64}')
-    p = run_cli(str(trace), "-c", str(cfg))
+    p = run_cli(str(trace), "--config", str(cfg))
     assert p.returncode == 2
     err = [ln for ln in p.stderr.splitlines() if ln.startswith("llmsched: error")]
     assert len(err) == 1 and fragment in err[0], p.stderr

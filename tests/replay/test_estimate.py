@@ -34,7 +34,7 @@ def test_replay_cli_and_diagnose_estimate_the_same_workload(tmp_path: Path) -> N
     config.write_text(json.dumps({"max_model_len": found.spec.max_model_len}))
     p = subprocess.run(
         [sys.executable, "-m", "llmsched", "replay", "--workload-from-metrics", str(STORM),
-         "-c", str(config), "--gpu", "L4", "--num-requests", str(REQUESTS), "-o", "json"],
+         "--config", str(config), "--gpu", "L4", "--num-requests", str(REQUESTS), "-o", "json"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr

@@ -210,7 +210,7 @@ def test_cli_engine_v0_step_log_has_swapped_keys(tmp_path: Path) -> None:
             "llmsched",
             "replay",
             str(EXAMPLES / "small.trace.jsonl"),
-            "-c",
+            "--config",
             str(EXAMPLES / "small.config.json"),
             "--engine",
             "v0",

@@ -87,7 +87,7 @@ def run_cli(
     cfg = tmp / "config.json"
     cfg.write_text(json.dumps(CONFIG if config is None else config))
     return subprocess.run(
-        [sys.executable, "-m", "llmsched", "replay", "-c", str(cfg), "--gpu", "H100-80GB", *args],
+        [sys.executable, "-m", "llmsched", "replay", "--config", str(cfg), "--gpu", "H100-80GB", *args],
         capture_output=True,
         text=True,
         timeout=120,

@@ -14,7 +14,7 @@ import pytest
 from fakes.http_server import FakeHttpServer, FakeHttpState, Route, vllm_routes
 from fakes.kube_fixture import PLANTED_SECRETS, VLLM_DATA, recorded_cluster
 
-from llmsched.collect.redact import REDACTED, Redactor
+from llmsched.redaction import REDACTED, Redactor
 from llmsched.snapshot import iter_bundle_text
 
 RAY_TOKEN = "ray-planted-auth-token-4242"
@@ -55,6 +55,15 @@ def test_env_values_named_like_credentials_are_redacted_and_others_kept() -> Non
         ('{"password": "hunter2hunter2"}', "hunter2hunter2"),
         ("GET http://admin:pa55word@10.0.0.5:8000/metrics", "pa55word"),
         ("vllm serve m --api-key=sekrit-value", "sekrit-value"),
+        ("non-default args: {'model': 'm', 'api_key': ['k1-sekrit', 'k2'], 'x': 1}", "k1-sekrit"),
+        ("non-default args: {'hf_token': 'plain-sekrit', 'max_num_seqs': 8}", "plain-sekrit"),
+        ("aws AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+        ("aws_secret_access_key = wJalrXUtnFEMIK7MDENG", "wJalrXUtnFEMIK7MDENG"),
+        ("push with ghp_abcdefghijklmnopqrstuvwxyz0123", "ghp_abcdefghijklmnopqrstuvwxyz0123"),
+        ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmn", "eyJzdWIiOiIxMjM0In0"),
+        ("    client-key-data: LS0tLS1CRUdJTiBSU0E=", "LS0tLS1CRUdJTiBSU0E="),
+        ("passwd: letmein99 ok", "letmein99"),
+        ("Authorization: Basic YWRtaW46cGFzcw==", "YWRtaW46cGFzcw=="),
     ],
 )
 def test_text_patterns(text: str, secret: str) -> None:
@@ -65,6 +74,49 @@ def test_text_patterns(text: str, secret: str) -> None:
 def test_ordinary_text_is_left_alone() -> None:
     text = "max_num_batched_tokens=8192, GPU KV cache usage: 97.8%, prompt_tokens_total 12"
     assert Redactor().text(text) == text
+
+
+def test_values_under_secret_like_keys_anywhere_are_redacted() -> None:
+    obj = {
+        "metadata": {
+            "annotations": {"vault.hashicorp.com/agent-token": "s.abc", "team": "a"},
+            "password": "pw-1",
+        },
+        "users": [{"user": {"token": "t-1", "client-key-data": "k-1"}}],
+        "openai_api_key": "k-2",
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        "automountServiceAccountToken": True,
+        "max_tokens": 512,
+    }
+    out = Redactor().json(obj)
+    assert out["metadata"]["annotations"] == {
+        "vault.hashicorp.com/agent-token": REDACTED,
+        "team": "a",
+    }
+    assert out["metadata"]["password"] == REDACTED
+    assert out["users"][0]["user"] == {"token": REDACTED, "client-key-data": REDACTED}
+    assert out["openai_api_key"] == REDACTED
+    assert out["tolerations"] == obj["tolerations"]
+    assert out["automountServiceAccountToken"] is True and out["max_tokens"] == 512
+
+
+def test_a_report_is_scrubbed_everywhere_and_keeps_its_types() -> None:
+    from llmsched.model import Evidence, Finding, Layer, Report, Severity, Subject
+
+    finding = Finding(
+        rule="DK8S01", name="n", layer=Layer.kubernetes, severity=Severity.error,
+        message="event: Authorization: Bearer tok-abcdef", remediation="r",
+        subject=Subject("Pod", "p"),
+        evidence=(Evidence("vllm-log", "hf_token", "plain-value"),
+                  Evidence("vllm-log", "line", "token=tok-ghijkl")),
+    )  # fmt: skip
+    report = Report("1", findings=[finding], verdict={"because": "hf_AbCdEfGhIjKlMn1234"})
+    out = Redactor().report(report)
+    text = json.dumps(out.to_dict())
+    for secret in ("tok-abcdef", "plain-value", "tok-ghijkl", "hf_AbCdEfGhIjKlMn1234"):
+        assert secret not in text
+    assert out.findings[0].layer is Layer.kubernetes and out.findings[0].severity is Severity.error
+    assert report.findings[0].message.endswith("tok-abcdef")  # the original is not changed
 
 
 def test_registered_secret_is_removed_wherever_it_appears() -> None:

@@ -1,14 +1,21 @@
-"""Keep secrets inside the cluster: scrub what collectors gather before it is stored.
+"""Keep secrets out of every output: scrub what collectors gather, every bundle written and
+every Report before a renderer sees it.
 
-Three layers of protection, all applied before data enters a Snapshot (so a live run and
-a reloaded bundle agree):
+Collectors scrub before data enters a Snapshot (so a live run and a reloaded bundle agree);
+``write_bundle`` scrubs again whatever reaches a bundle; ``redact_report`` scrubs a Report of
+lint or diagnose, whatever the evidence came from (pasted logs, manifests, bundles). Layers:
 
 1. structure: env vars whose *name* looks like a credential (``HF_TOKEN``, ``DB_PASSWORD``,
-   ``OPENAI_API_KEY``) lose their literal value; ``--api-key X`` style arguments lose the
+   ``OPENAI_API_KEY``) lose their literal value; so does any string under a secret-like key
+   anywhere (``vault.hashicorp.com/agent-token``, a Ray job's ``metadata.password``,
+   ``*_token``, ``*_key``, ``client-key-data``); ``--api-key X`` style arguments lose the
    next argument; the ``last-applied-configuration`` annotation is parsed and scrubbed the
    same way, since it repeats the whole spec;
-2. patterns in any text (logs, args, error messages): ``hf_…`` tokens, ``Bearer …``,
-   ``token=…``/``password: …``/``api_key=…``, ``user:pass@`` in URLs;
+2. patterns in any text (logs, args, error messages): ``hf_…``, ``ghp_…`` and AWS key ids,
+   JWTs, ``Bearer …``/``Basic …``, ``token=…``/``password: …``/``api_key=…``, quoted
+   secret-like keys in dict reprs (vLLM logs its ``non-default args: {...}`` at start-up,
+   ``api_key`` and ``hf_token`` included: vllm/entrypoints/utils.py ``log_non_default_args``),
+   ``user:pass@`` in URLs;
 3. known values: credentials llmsched itself holds (the kubeconfig's bearer token, the
    Ray auth token) are registered and removed wherever they appear verbatim.
 
@@ -19,7 +26,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from dataclasses import fields, is_dataclass, replace
+from enum import Enum
+from typing import Any, TypeVar
+
+from llmsched.model import Evidence, Report
+
+T = TypeVar("T")
 
 REDACTED = "<redacted>"
 
@@ -33,14 +46,38 @@ SECRET_FLAG = re.compile(
     re.IGNORECASE,
 )
 
+# A key (in JSON, YAML or a dict repr) whose string value is a credential. The last segment
+# counts, so `vault.hashicorp.com/agent-token` and `metadata.password` match; a bare `key`
+# (tolerations, selectors, configMapKeyRef) does not.
+SECRET_KEY = re.compile(
+    r"(?i)(?:^|[_./-])(?:token|password|passwd|passphrase|secret|credentials?|api[_-]?key|"
+    r"access[_-]?key|private[_-]?key|secret[_-]?key|client[_-]?secret|key[_-]data)$|"
+    r"^.+[_-](?:token|key)$"
+)
+_SECRET_WORDS = (
+    r"api[_-]?key|access[_-]?key|secret|password|passwd|token|auth[_-]?token|key-data|"
+    r"[a-z0-9]+_key"
+)
+
 _TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bhf_[A-Za-z0-9]{8,}"), REDACTED),
     (re.compile(r"\b(sk-[A-Za-z0-9_-]{16,})"), REDACTED),
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1" + REDACTED),
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
+    (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), REDACTED),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), REDACTED),
+    (re.compile(r"(?i)\b((?:bearer|basic)\s+)(?!<redacted>)[A-Za-z0-9._~+/=-]+"), r"\1" + REDACTED),
+    # 'api_key': ['k1', 'k2'] or "hf_token": "x" in a dict repr or JSON text
     (
         re.compile(
-            r"(?i)((?:api[_-]?key|access[_-]?key|secret|password|passwd|token|auth[_-]?token)"
-            r"[\"']?\s*[=:]\s*[\"']?)(?!<redacted>)([^\s\"',;&}]+)"
+            r"(?i)([\"'][a-z0-9_.-]*(?:" + _SECRET_WORDS + r")[\"']\s*:\s*)"
+            r"(\[[^\]]*\]|'[^']*'|\"[^\"]*\")"
+        ),
+        r"\1'" + REDACTED + "'",
+    ),
+    (
+        re.compile(
+            r"(?i)((?:" + _SECRET_WORDS + r")"
+            r"[\"']?\s*[=:]\s*[\"']?)(?!<redacted>)([^\s\"',;&}\]]+)"
         ),
         r"\1" + REDACTED,
     ),
@@ -54,8 +91,8 @@ _TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 # Cheap first look: a string none of the patterns could touch skips the substitutions
 # (most strings in a 5k-pod list are names, times and quantities).
 _MAYBE_SECRET = re.compile(
-    r"hf_|sk-|bearer|api[_-]?key|access[_-]?key|secret|passw|token|--(?:api-key|hf-token)|"
-    r"://[^/\s:@]+:[^/\s@]+@",
+    r"hf_|sk-|gh[pousr]_|github_pat_|AKIA|ASIA|eyJ|bearer|basic|_key|api[_-]?key|access[_-]?key|"
+    r"key-data|secret|passw|token|--(?:api-key|hf-token)|://[^/\s:@]+:[^/\s@]+@",
     re.IGNORECASE,
 )
 
@@ -111,6 +148,8 @@ class Redactor:
                 out[key] = self._argv(value)
             elif key in (LAST_APPLIED, "serialized_runtime_env") and isinstance(value, str):
                 out[key] = self._embedded_json(value)
+            elif _is_secret_value(key, value):
+                out[key] = REDACTED
             else:
                 out[key] = self.json(value)
         return out
@@ -145,3 +184,43 @@ class Redactor:
         except ValueError:
             return self.text(text)
         return json.dumps(self.json(decoded), separators=(",", ":"))
+
+    def report(self, report: Report) -> Report:
+        """A copy of ``report`` with every string scrubbed: messages, evidence, verdict, stats."""
+        return self._walk(report)
+
+    def _walk(self, node: T) -> T:
+        if node is None or isinstance(node, (bool, int, float, Enum)):
+            return node
+        if isinstance(node, str):
+            return self.text(node)  # type: ignore[return-value]
+        if isinstance(node, Evidence) and _is_secret_value(node.key, node.value):
+            return replace(node, value=REDACTED)
+        if is_dataclass(node) and not isinstance(node, type):
+            changes = {f.name: self._walk(getattr(node, f.name)) for f in fields(node) if f.init}
+            return replace(node, **changes)
+        if isinstance(node, tuple):
+            return tuple(self._walk(v) for v in node)  # type: ignore[return-value]
+        if isinstance(node, dict):
+            return {
+                k: self._walk(v) if not _is_secret_value(k, v) else REDACTED
+                for k, v in node.items()
+            }  # type: ignore[return-value]
+        if isinstance(node, list):
+            return [self._walk(v) for v in node]  # type: ignore[return-value]
+        return node
+
+
+def _is_secret_value(key: Any, value: Any) -> bool:
+    """A scalar (not a flag) under a secret-like key; objects under such keys are walked."""
+    return (
+        isinstance(key, str)
+        and isinstance(value, (str, int, float))
+        and not isinstance(value, bool)
+        and value != ""
+        and bool(SECRET_KEY.search(key))
+    )
+
+
+def redact_report(report: Report) -> Report:
+    return Redactor().report(report)

@@ -1,0 +1,46 @@
+"""Output files are checked before any work: never one of the inputs, never a directory,
+never in a folder that does not exist. Each refusal is one line and exit 2."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from llmsched.errors import LlmschedError
+
+PathLike = str | os.PathLike[str]
+
+
+def check_output_paths(
+    outputs: Mapping[str, PathLike | None], inputs: Iterable[PathLike | None]
+) -> None:
+    """Raise LlmschedError when an output (option name → path) would overwrite an input,
+    names a directory, or lies in a missing folder."""
+    existing = [Path(p) for p in inputs if p is not None and str(p) != "-" and Path(p).exists()]
+    for option, value in outputs.items():
+        if value is None:
+            continue
+        target = Path(value)
+        if target.is_dir():
+            raise LlmschedError(f"{option} {target}: is a directory; give a file name")
+        if not target.parent.is_dir():
+            raise LlmschedError(f"{option} {target}: folder {target.parent} does not exist")
+        if target.exists():
+            for source in existing:
+                if os.path.samefile(target, source):
+                    raise LlmschedError(
+                        f"{option} {target}: is one of the inputs; refusing to overwrite it"
+                    )
+
+
+def check_distinct(outputs: Mapping[str, PathLike | None]) -> None:
+    """Two outputs naming one file would overwrite each other."""
+    seen: dict[str, str] = {}
+    for option, value in outputs.items():
+        if value is None:
+            continue
+        key = os.path.abspath(value)
+        if key in seen:
+            raise LlmschedError(f"{option} and {seen[key]} name the same file {value}")
+        seen[key] = option

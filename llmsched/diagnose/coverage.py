@@ -1,0 +1,75 @@
+"""What a diagnosis could not look at, carried into the verdict.
+
+A verdict that says "no layer is at fault" is a claim about everything that was asked for;
+when a source could not be collected, no evidence was recognised, or a rule could not
+judge a subject (no GPU model, a metric missing), the verdict says so and why instead."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from llmsched.model import NotEvaluated
+from llmsched.snapshot import Snapshot
+from llmsched.snapshot.status import STATE_FAILED, STATE_OK, STATE_PARTIAL
+
+NOTHING_READ = "could not judge: no evidence was read"
+NOT_ALL_JUDGED = "no fault found in what could be read, but not everything could be judged"
+
+
+def unread_sources(snapshot: Snapshot | None) -> list[str]:
+    """One line per source that failed or was only partly collected, with its errors."""
+    if snapshot is None:
+        return []
+    lines: list[str] = []
+    for status in snapshot.sources():
+        if status.state in (STATE_FAILED, STATE_PARTIAL):
+            why = "; ".join(f"{e.target}: {e.message}" for e in status.errors[:3])
+            more = f" (+{len(status.errors) - 3} more)" if len(status.errors) > 3 else ""
+            what = "could not be collected" if status.state == STATE_FAILED else "partly collected"
+            lines.append(
+                f"{status.source} {status.target}: {what}" + (f" — {why}{more}" if why else "")
+            )
+    lines.extend(str(error) for error in snapshot.errors)
+    return lines
+
+
+def not_judged(items: Iterable[NotEvaluated]) -> list[str]:
+    """Rules that could not judge a subject, grouped by subject and reason."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for item in items:
+        grouped.setdefault((str(item.subject), item.reason), []).append(item.rule)
+    return [
+        f"{', '.join(dict.fromkeys(rules))} {subject}: {reason}"
+        for (subject, reason), rules in grouped.items()
+    ]
+
+
+def evidence_read(sources: Sequence[dict[str, Any]]) -> bool:
+    """Whether anything at all was read: a recognised source that was not a failure."""
+    return any(
+        s.get("recognised_as") and s.get("state", STATE_OK) in (STATE_OK, STATE_PARTIAL)
+        for s in sources
+    )
+
+
+def honest_verdict(
+    verdict: dict[str, Any] | None,
+    *,
+    gaps: list[str],
+    anything_read: bool,
+) -> dict[str, Any] | None:
+    """The verdict, saying what could not be judged; None only for a full, clean look."""
+    if not anything_read:
+        return {"layer": None, "rule": None, "confidence": None, "summary": NOTHING_READ,
+                "not_judged": gaps}  # fmt: skip
+    if not gaps:
+        return verdict
+    if verdict is None:
+        return {"layer": None, "rule": None, "confidence": None, "summary": NOT_ALL_JUDGED,
+                "not_judged": gaps}  # fmt: skip
+    return {**verdict, "not_judged": gaps}
+
+
+def any_source_failed(snapshot: Snapshot | None) -> bool:
+    return snapshot is not None and any(s.state == STATE_FAILED for s in snapshot.sources())
