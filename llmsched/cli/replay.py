@@ -139,12 +139,34 @@ def replay(
             help="Sweeps: what the best setting must improve (the others must not get worse).",
         ),
     ] = Objective.ttft_p90,
+    replicas: Annotated[
+        int | None,
+        typer.Option("--replicas", help="Replay a fleet of N replicas behind --router."),
+    ] = None,
+    router: Annotated[
+        str | None,
+        typer.Option(
+            "--router",
+            help="Fleet router: round-robin (default), least-request, prefix-cache (AIBrix), "
+            "llm-d (prefix + queue scorers) or kv (Dynamo's KV router).",
+        ),
+    ] = None,
+    replica: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--replica",
+            help="gpu=NAME[,model=NAME] (repeatable): a replica on its own GPU, its config "
+            "and cost model derived for it (needs --engine-args or --from-manifest).",
+        ),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Sweeps: run a very large grid.")] = False,
 ) -> None:
     """Replay vLLM's request scheduler step by step; try other settings with --sweep."""
     from llmsched.errors import InputFileError
     from llmsched.model import Location
     from llmsched.replay.charts import run_view
     from llmsched.replay.setup import ConfigSource, WorkloadSource, prepare
+    from llmsched.replay.sweep import fleet_fields
 
     if engine is ReplayEngine.v0 and sweep:
         raise InputFileError("--sweep replays the v1 engine only", Location("--engine"))
@@ -153,13 +175,27 @@ def replay(
         trace, workload, tuple(workload_from_metrics or ()), interval, num_requests, seed
     )
     setup = prepare(source, work)
+    fleet = fleet_fields(replicas, router, replica or ())
+    if fleet and engine is ReplayEngine.v0:
+        raise InputFileError("a fleet replays the v1 engine only", Location("--engine"))
     if sweep:
         if step_log is not None:
             raise InputFileError(
                 "--step-log records one replay; drop --sweep, or replay the chosen point alone",
                 Location("--step-log"),
             )
-        _run_sweep(setup, vllm_version, sweep, executor, ray_address, output, objective, html_out)
+        _run_sweep(
+            setup, vllm_version, sweep, executor, ray_address, output, objective, html_out,
+            fleet, yes,
+        )  # fmt: skip
+        return
+    if fleet:
+        if step_log is not None:
+            raise InputFileError(
+                "--step-log records one engine; drop --replicas/--router/--replica",
+                Location("--step-log"),
+            )
+        _run_fleet(setup, vllm_version, fleet, output, html_out)
         return
     result = _run_one(setup, source, engine, preemption_mode, swap_space, step_log is not None)
     if step_log is not None:
@@ -182,6 +218,33 @@ def replay(
         from llmsched.replay.charts import terminal_charts
 
         typer.echo(terminal_charts(result))
+
+
+def _run_fleet(
+    setup: ReplaySetup,
+    version: str,
+    fleet: dict[str, Any],
+    output: ReplayOutput,
+    html_out: Path | None,
+) -> None:
+    from llmsched.replay.sweep import SweepJob, check_jobs, run_point
+
+    trace = setup.trace
+    job = SweepJob(
+        trace.requests, setup.base, {}, version, trace.wall_clock, setup.engine, setup.cost,
+        keep_series=html_out is not None, **fleet,
+    )  # fmt: skip
+    check_jobs([job])
+    typer.echo(f"replaying {len(trace)} requests on a fleet...", err=True)
+    point = run_point(job)
+    if html_out is not None:
+        _write_html(html_out, setup, version, [point.pop("view")])
+    if output is ReplayOutput.json:
+        typer.echo(json.dumps(point, indent=2))
+        return
+    from llmsched.render.replay import fleet_text
+
+    typer.echo(fleet_text(point))
 
 
 def _overlaid(views: list[dict[str, Any]], best: int | None) -> list[dict[str, Any]]:
@@ -263,12 +326,15 @@ def _run_sweep(
     output: ReplayOutput,
     objective: Objective,
     html_out: Path | None,
+    fleet: dict[str, Any],
+    yes: bool,
 ) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from llmsched.replay.sweep import (
         SweepJob,
+        check_grid_size,
         check_jobs,
         grid_points,
         judge_sweep,
@@ -276,7 +342,9 @@ def _run_sweep(
         run_sweep,
     )
 
-    points = grid_points(parse_sweep(specs))
+    grid = parse_sweep(specs)
+    check_grid_size(grid, yes)
+    points = grid_points(grid)
     trace = setup.trace
     jobs = [
         SweepJob(
@@ -288,6 +356,7 @@ def _run_sweep(
             setup.engine,
             setup.cost,
             keep_series=html_out is not None,
+            **fleet,
         )
         for p in points
     ]
