@@ -2,10 +2,10 @@
 with its own config and cost model; a router picks a replica for each request when it
 arrives, from the replicas' state at that moment.
 
-The replicas' steps are interleaved by time (a heap of each replica's next step start).
-An arrival is routed before any step that starts at or after it, so the router never
-sees a step that starts later than the request; a step that started earlier and is still
-running counts its finishing requests as outstanding until it ends. Each replica steps
+The replicas' steps are interleaved by time: before each arrival every replica runs the
+steps that start before it, so the router never sees a step that starts at or after the
+request; a step that started earlier and is still running counts its finishing requests
+as outstanding until it ends. Each replica steps
 exactly as a single-engine replay of the requests routed to it would (same
 `Arrivals.admit`, same idle skip on the wall clock, the same empty steps on the step
 clock), which `tests/replay/test_fleet.py` checks step by step.
@@ -13,7 +13,6 @@ clock), which `tests/replay/test_fleet.py` checks step by step.
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -83,7 +82,6 @@ class Replica:
         self.num_routed = 0
         self.prefill_queue: deque[tuple[str, int]] = deque()
         self.prefill_tokens = 0
-        self.scheduled = False  # has an entry in the fleet's heap
 
     # ---- ReplicaView --------------------------------------------------------------
 
@@ -122,9 +120,6 @@ class Replica:
         self.prefill_queue.append((tr.request_id, tr.prompt_len))
         self.prefill_tokens += tr.prompt_len
 
-    def has_work(self) -> bool:
-        return bool(self.feed.left) or self.stepper.has_requests()
-
     def next_start(self) -> float:
         if not self.wall_clock:
             return float(self.step)
@@ -132,20 +127,24 @@ class Replica:
             return self.now
         return max(self.now, self.feed.arrival[self.feed.next])
 
-    def run_step(self, next_arrival: float | None) -> None:
-        """One step, as `loop.run_steps` runs it. `next_arrival`: when the fleet's next
-        request arrives (None: none left), for a replica that can make no progress."""
-        stepper = self.stepper
-        now = self.feed.admit(self.step, self.now, not stepper.has_requests(), stepper.add_request)
-        end, changed = stepper.step(self.step, now)
-        self.step += 1
-        if self.wall_clock:
-            self.now = end
-        if not changed and not self.feed.left:
-            if next_arrival is None:
-                stepper.check_stuck()
-            elif self.wall_clock and stepper.has_requests():
-                self.now = max(self.now, next_arrival)  # blocked until something arrives
+    def advance(self, until: float | None) -> None:
+        """Run the steps that start before `until` (the fleet's next arrival; None: none
+        is left, run to the end), each as `loop.run_steps` runs it."""
+        stepper, feed, wall = self.stepper, self.feed, self.wall_clock
+        limit = float("inf") if until is None else until
+        while feed.left or stepper.has_requests():
+            if self.next_start() >= limit:
+                return
+            now = feed.admit(self.step, self.now, not stepper.has_requests(), stepper.add_request)
+            end, changed = stepper.step(self.step, now)
+            self.step += 1
+            if wall:
+                self.now = end
+            if not changed and not feed.left:
+                if until is None:
+                    stepper.check_stuck()
+                elif wall and stepper.has_requests():
+                    self.now = max(self.now, until)  # blocked until something arrives
 
     def result(self) -> ReplayResult:
         stats = self.stepper.kv.prefix_cache_stats.to_dict()
@@ -286,28 +285,15 @@ def run_fleet(
         for tr in requests
     ]
     routed: list[list[str]] = [[] for _ in specs]
-    heap: list[tuple[float, int]] = []
-    i, n = 0, len(requests)
-    while True:
-        start = heap[0][0] if heap else float("inf")
-        if i < n and arrival[i] <= start:
-            tr = requests[i]
-            k = pick.choose(tr, arrival[i], replicas)
-            target = replicas[k]
-            target.route(tr, i)
-            routed[k].append(tr.request_id)
-            i += 1
-            if not target.scheduled and target.has_work():
-                target.scheduled = True
-                heapq.heappush(heap, (target.next_start(), k))
-            continue
-        if not heap:
-            break
-        _, k = heapq.heappop(heap)
-        target = replicas[k]
-        target.run_step(arrival[i] if i < n else None)
-        if target.has_work():
-            heapq.heappush(heap, (target.next_start(), k))
-        else:
-            target.scheduled = False
-    return FleetResult(router, list(specs), [r.result() for r in replicas], routed, n)
+    for i, tr in enumerate(requests):
+        now = arrival[i]
+        # Between two arrivals the replicas do not interact: each runs its steps that
+        # start before this arrival, then the router sees them all as they are now.
+        for replica in replicas:
+            replica.advance(now)
+        k = pick.choose(tr, now, replicas)
+        replicas[k].route(tr, i)
+        routed[k].append(tr.request_id)
+    for replica in replicas:
+        replica.advance(None)
+    return FleetResult(router, list(specs), [r.result() for r in replicas], routed, len(requests))
