@@ -16,10 +16,12 @@ engines): which blocks of a prompt a replica holds follows from the trace's
   (ABS_RUNNING_REQUEST_COUNT) route to the least running; else to the replica with the
   longest prefix match, ties to fewer running; no match: least running.
 * ``llm-d``: the endpoint picker's weighted scorers, max score wins: prefix-cache-scorer
-  (matched blocks / prompt blocks) weight 2 and queue-scorer weight 1, as in llm-d's
-  sample EndpointPickerConfig; queue-scorer is gateway-api-inference-extension's
-  pkg/epp/scheduling/framework/plugins/scorer/queue.go: (max - q) / (max - min) over
-  waiting queues, 1 when all are equal.
+  weight 2 and queue-scorer weight 1, as in llm-d's sample EndpointPickerConfig
+  (prefix-cache-scorer 2.0, load-aware-scorer 1.0). In kubernetes-sigs/
+  gateway-api-inference-extension, the prefix scorer (pkg/epp/scheduling/framework/
+  plugins/multi/prefix/plugin.go) scores matched prefix blocks / the prompt's blocks, and
+  the queue scorer (.../plugins/scorer/queue.go) (max - q) / (max - min) over the waiting
+  queues, 1 when all are equal.
 * ``kv``: Dynamo's KV router (ai-dynamo/dynamo lib/kv-router/src/scheduling/selector.rs),
   temperature 0: the lowest logit = overlap_score_weight (1) x potential prefill blocks
   (prefill tokens queued on the worker plus the request's uncached tokens, in blocks) +
