@@ -192,7 +192,7 @@ def replay(
     if fleet:
         if step_log is not None:
             raise InputFileError(
-                "--step-log records one engine; drop --replicas/--router/--replica",
+                "records one engine; drop --replicas/--router/--replica",
                 Location("--step-log"),
             )
         _run_fleet(setup, vllm_version, fleet, output, html_out)

@@ -68,6 +68,8 @@ def test_fleet_text_names_each_replica() -> None:
         (["--replica", "gpu=Z99"], "--replica: unknown GPU 'Z99'"),
         (["--replica", "gpu=L4,model=acme/none-7b"], "--replica: unknown model 'acme/none-7b'"),
         (["--replica", "model=x"], "--replica: a replica needs gpu=NAME"),
+        (["--replicas", "2", "--step-log", "s.jsonl"], "--step-log: records one engine"),
+        (["--replicas", "2", "--engine", "v0"], "--engine: a fleet replays the v1 engine only"),
         (["--sweep", "router=kv,nearest"], "--sweep: unknown router 'nearest'"),
         (["--sweep", "replicas=2,0"], "--sweep: replicas must be a whole number >= 1, got 0"),
         (
