@@ -137,3 +137,23 @@ def test_fleet_summary_and_metrics_use_vllm_names() -> None:
     assert sum(per) == metrics[("vllm:request_success_total", (("finished_reason", "length"),))]
     assert ("vllm:time_to_first_token_seconds", (("quantile", "0.90"),)) in metrics
     assert fleet.outcome().unit == "s"
+
+
+@pytest.mark.parametrize("router", ["least-request", "kv"])
+def test_priority_policy_replicas_are_single_engines(router: str) -> None:
+    """Submission order (`arrival_seq`) is the fleet trace's; a replica keeps its relative
+    order, so priority ties break as in the single-engine replay."""
+    from llmsched.replay.request_queue import SchedulingPolicy
+
+    spec = WorkloadSpec(
+        num_requests=300, rate=0.6, arrival="bursty", burst_size=6,
+        prompt=LengthDist(mean=400.0, high=1500), output=LengthDist(mean=120.0, high=600),
+        priorities=(0, 1, 2), seed=9,
+    )  # fmt: skip
+    trace = list(generate_workload(spec).requests)
+    _, config = golden("kv_pressure")
+    config = replace(config, policy=SchedulingPolicy.PRIORITY)
+    specs = [ReplicaSpec(str(i), config) for i in range(2)]
+    fleet = run_fleet(trace, specs, router, keep_steps=True)
+    assert fleet.merged.total_preemptions > 0, "the test needs preemptions to break ties"
+    assert_each_replica_is_a_single_engine(fleet, trace, wall_clock=False)
