@@ -5,10 +5,10 @@ Dynamo is not a dependency: install it into a separate venv and point `--dynamo-
 at that venv's interpreter. `ai-dynamo`'s `aisimulate` dependency is a stub that
 downloads from NVIDIA's own index, so install without dependencies:
 
-    python -m venv /tmp/dynamo-venv
-    /tmp/dynamo-venv/bin/pip install --no-deps ai-dynamo ai-dynamo-runtime
-    /tmp/dynamo-venv/bin/pip install typing-extensions msgspec
-    python benchmarks/dynamo_side_by_side.py --dynamo-python /tmp/dynamo-venv/bin/python
+    python -m venv ../dynamo-venv
+    ../dynamo-venv/bin/pip install --no-deps ai-dynamo ai-dynamo-runtime
+    ../dynamo-venv/bin/pip install typing-extensions msgspec
+    python benchmarks/dynamo_side_by_side.py --dynamo-python ../dynamo-venv/bin/python
 
 The mocker replays offline (`dynamo.replay.run_trace_replay`, virtual clock) a Mooncake
 trace: the mix's requests with their lengths, unique block hashes (no sharing: prefix
