@@ -21,7 +21,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = sorted((ROOT / "examples").glob("*.yaml")) + sorted((ROOT / "tests/rules/cases").glob("*/*.yaml"))
+SOURCES = sorted((ROOT / "examples").glob("*.yaml")) + sorted(
+    (ROOT / "tests/rules/cases").glob("*/*.yaml")
+)
 SOURCES = [p for p in SOURCES if not p.name.endswith(".expect.yaml")]
 
 
@@ -40,13 +42,15 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def timed(command: list[str], runs: int) -> float:
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV,
-                   check=False)  # warm: byte-compiled modules, file cache
+    subprocess.run(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, check=False
+    )  # warm: byte-compiled modules, file cache
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV,
-                       check=False)
+        subprocess.run(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, check=False
+        )
         samples.append(time.perf_counter() - start)
     return statistics.median(samples)
 
@@ -75,20 +79,38 @@ def main() -> None:
         corpus = Path(tmp) / "corpus"
         make_corpus(corpus, args.files)
         ours = timed([*llmsched, "checklist", "lint", str(corpus), "-o", "json"], args.runs)
-        print(f"llmsched checklist lint: {args.files} files, median {ours:.3f} s per run "
-              f"({args.runs} runs)")
+        print(
+            f"llmsched checklist lint: {args.files} files, median {ours:.3f} s per run "
+            f"({args.runs} runs)"
+        )
         if args.checkov:
-            theirs = timed([args.checkov, "-d", str(corpus), "--framework", "kubernetes",
-                            "--quiet", "--compact", "-o", "json"], max(1, args.runs // 2))
-            print(f"checkov --framework kubernetes: median {theirs:.3f} s per run "
-                  f"-> llmsched is {theirs / ours:.1f}x faster")
+            theirs = timed(
+                [
+                    args.checkov,
+                    "-d",
+                    str(corpus),
+                    "--framework",
+                    "kubernetes",
+                    "--quiet",
+                    "--compact",
+                    "-o",
+                    "json",
+                ],
+                max(1, args.runs // 2),
+            )
+            print(
+                f"checkov --framework kubernetes: median {theirs:.3f} s per run "
+                f"-> llmsched is {theirs / ours:.1f}x faster"
+            )
         else:
             print("checkov: not found (pass --checkov PATH to compare side by side)")
         large = Path(tmp) / "large"
         make_corpus(large, args.large)
         objects, seconds = in_process_rate(large)
-        print(f"in-process: {objects} objects from {args.large} files in {seconds:.3f} s "
-              f"= {objects / seconds:,.0f} objects/s (load + all rules)")
+        print(
+            f"in-process: {objects} objects from {args.large} files in {seconds:.3f} s "
+            f"= {objects / seconds:,.0f} objects/s (load + all rules)"
+        )
     help_time = timed([*llmsched, "--help"], args.runs * 2)
     print(f"llmsched --help: median {help_time * 1000:.0f} ms")
 

@@ -3,8 +3,12 @@
 Prints requests/s, steps/s, scheduled tokens/s and peak memory (tracemalloc peak of the
 replay, and the process's max RSS). Optionally also times the literal reference engine
 on the same trace (`--reference`) to show the speed-up and check identical results.
+`--replicas N` replays the same trace on a fleet of N replicas of the same config behind
+`--router` (`llmsched.replay.fleet`). `--once` skips the second, memory-traced run, so
+that the whole process can be timed (`benchmarks/dynamo_side_by_side.py` does).
 
     python benchmarks/replay_bench.py [--requests 20000] [--seed 7] [--reference]
+    python benchmarks/replay_bench.py --replicas 10 --router least-request
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ import argparse
 import resource
 import time
 import tracemalloc
+from collections.abc import Sequence
 
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.fast import run_fast
+from llmsched.replay.fleet import ReplicaSpec, run_fleet
 from llmsched.replay.reference import run_reference
+from llmsched.replay.request import TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 from llmsched.replay.workload import LengthDist, WorkloadSpec, generate_workload
 
@@ -50,6 +57,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--prefix-caching", action="store_true")
     ap.add_argument("--reference", action="store_true", help="also run the literal engine")
+    ap.add_argument("--replicas", type=int, default=0, help="replay on a fleet of N replicas")
+    ap.add_argument("--router", default="round-robin")
+    ap.add_argument("--once", action="store_true", help="one run, no memory tracing")
     args = ap.parse_args()
 
     trace = generate_workload(mixed_spec(args.requests, args.seed))
@@ -59,9 +69,15 @@ def main() -> None:
 
         config = replace(config, enable_prefix_caching=True)
 
+    if args.replicas:
+        fleet_bench(trace.requests, config, args.replicas, args.router)
+        return
     t0 = time.perf_counter()
     result = run_fast(trace.requests, config)
     elapsed = time.perf_counter() - t0
+    if args.once:
+        print(f"fast engine: {elapsed:.3f} s, {result.total_steps} steps")
+        return
     # Memory in a second run: tracemalloc slows Python down several times.
     tracemalloc.start()
     run_fast(trace.requests, config)
@@ -90,6 +106,21 @@ def main() -> None:
             f"reference engine: {ref_elapsed:.3f} s ({ref_elapsed / elapsed:.1f}x slower); "
             f"same summary: {same}"
         )
+
+
+def fleet_bench(
+    trace: Sequence[TraceRequest], config: SchedulerConfig, n: int, router: str
+) -> None:
+    specs = [ReplicaSpec(str(i), config) for i in range(n)]
+    t0 = time.perf_counter()
+    fleet = run_fleet(trace, specs, router)
+    elapsed = time.perf_counter() - t0
+    steps = sum(r.total_steps for r in fleet.replicas)
+    print(
+        f"fleet of {n} behind {router}: {elapsed:.3f} s ({steps:,} replica steps, "
+        f"{steps / elapsed:,.0f} steps/s); preemptions {fleet.merged.total_preemptions}; "
+        f"TTFT p90 {fleet.outcome().ttft_p90} steps"
+    )
 
 
 if __name__ == "__main__":

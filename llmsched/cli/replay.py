@@ -9,33 +9,26 @@ imported inside the command, so `llmsched --help` stays fast.
 from __future__ import annotations
 
 import json
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from llmsched.cli.options import emit
 from llmsched.cli.output_paths import check_distinct, check_output_paths
+from llmsched.cli.replay_runs import (
+    PreemptionMode,
+    ReplayEngine,
+    ReplayOutput,
+    run_fleet,
+    run_one,
+    run_sweep_command,
+    write_html,
+)
 from llmsched.replay.objective import Objective
 
 if TYPE_CHECKING:
-    from llmsched.replay.setup import ConfigSource, ReplaySetup
-
-
-class ReplayOutput(str, Enum):
-    text = "text"
-    json = "json"
-
-
-class ReplayEngine(str, Enum):
-    v1 = "v1"
-    v0 = "v0"
-
-
-class PreemptionMode(str, Enum):
-    recompute = "recompute"
-    swap = "swap"
+    pass
 
 
 def replay(
@@ -143,12 +136,34 @@ def replay(
             help="Sweeps: what the best setting must improve (the others must not get worse).",
         ),
     ] = Objective.ttft_p90,
+    replicas: Annotated[
+        int | None,
+        typer.Option("--replicas", help="Replay a fleet of N replicas behind --router."),
+    ] = None,
+    router: Annotated[
+        str | None,
+        typer.Option(
+            "--router",
+            help="Fleet router: round-robin (default), least-request, prefix-cache (AIBrix), "
+            "llm-d (prefix + queue scorers) or kv (Dynamo's KV router).",
+        ),
+    ] = None,
+    replica: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--replica",
+            help="gpu=NAME[,model=NAME] (repeatable): a replica on its own GPU, its config "
+            "and cost model derived for it (needs --engine-args or --from-manifest).",
+        ),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Sweeps: run a very large grid.")] = False,
 ) -> None:
     """Replay vLLM's request scheduler step by step; try other settings with --sweep."""
     from llmsched.errors import InputFileError
     from llmsched.model import Location
     from llmsched.replay.charts import run_view
     from llmsched.replay.setup import ConfigSource, WorkloadSource, prepare
+    from llmsched.replay.sweep import fleet_fields
 
     outputs = {"--output-file": output_file, "--step-log": step_log, "--html": html_out}
     check_distinct(outputs)
@@ -161,23 +176,34 @@ def replay(
         trace, workload, tuple(workload_from_metrics or ()), interval, num_requests, seed
     )
     setup = prepare(source, work)
+    fleet = fleet_fields(replicas, router, replica or ())
+    if fleet and engine is ReplayEngine.v0:
+        raise InputFileError("a fleet replays the v1 engine only", Location("--engine"))
     if sweep:
         if step_log is not None:
             raise InputFileError(
                 "--step-log records one replay; drop --sweep, or replay the chosen point alone",
                 Location("--step-log"),
             )
-        _run_sweep(
+        run_sweep_command(
             setup, vllm_version, sweep, executor, ray_address, output, objective, html_out,
-            output_file,
+            fleet, yes, output_file,
         )  # fmt: skip
         return
-    result = _run_one(setup, source, engine, preemption_mode, swap_space, step_log is not None)
+    if fleet:
+        if step_log is not None:
+            raise InputFileError(
+                "records one engine; drop --replicas/--router/--replica",
+                Location("--step-log"),
+            )
+        run_fleet(setup, vllm_version, fleet, output, html_out, output_file)
+        return
+    result = run_one(setup, source, engine, preemption_mode, swap_space, step_log is not None)
     if step_log is not None:
         with step_log.open("w", encoding="utf-8") as f:
             result.write_step_log(f)
     if html_out is not None:
-        _write_html(html_out, setup, vllm_version, [run_view(result, "as configured")])
+        write_html(html_out, setup, vllm_version, [run_view(result, "as configured")])
     summary = result.summary()
     if setup.workload_info is not None:
         summary["workload"] = setup.workload_info
@@ -192,150 +218,4 @@ def replay(
         from llmsched.replay.charts import terminal_charts
 
         parts.append(terminal_charts(result))
-    emit("\n".join(parts), output_file)
-
-
-def _overlaid(views: list[dict[str, Any]], best: int | None) -> list[dict[str, Any]]:
-    """The runs drawn on shared axes: all of a small sweep, else the first and the best."""
-    if len(views) <= 6:
-        return views
-    keep = [0] + ([best] if best not in (None, 0) else [])
-    return [views[i] for i in keep]
-
-
-def _write_html(
-    path: Path,
-    setup: ReplaySetup,
-    version: str,
-    runs: list[dict[str, Any]],
-    sweep: dict[str, Any] | None = None,
-) -> None:
-    from llmsched.render.html_report import render_page
-    from llmsched.replay.charts import header_rows, page
-
-    extra: list[tuple[str, Any]] = []
-    if setup.model:
-        extra.append(("model", setup.model))
-    if setup.engine is not None:
-        extra.append(("GPU", setup.engine.gpu))
-    clock = "wall clock (roofline cost model)" if setup.cost is not None else "scheduler steps"
-    extra.append(("clock", clock))
-    header = header_rows(setup.trace.path, len(setup.trace), setup.base, version, extra)
-    path.write_text(render_page(page("llmsched replay", header, runs, sweep=sweep)), "utf-8")
-
-
-def _run_one(
-    setup: ReplaySetup,
-    source: ConfigSource,
-    engine: ReplayEngine,
-    mode: PreemptionMode,
-    swap_space: float | None,
-    keep_steps: bool,
-) -> Any:
-    from llmsched.replay.fast import run_fast
-
-    cfg = setup.scheduler_config(source)
-    typer.echo(f"replaying {len(setup.trace)} requests...", err=True)
-    trace = setup.trace
-    if engine is ReplayEngine.v0:
-        from llmsched.replay.setup import v0_cpu_blocks
-        from llmsched.replay.v0 import V0Options, run_v0
-
-        options = V0Options(
-            preemption_mode=mode.value,
-            num_cpu_blocks=v0_cpu_blocks(setup, cfg, mode.value, swap_space),
-            watermark=float(cfg.source.get("watermark", 0.01)),
-        )
-        return run_v0(
-            trace.requests,
-            cfg,
-            options,
-            keep_steps=keep_steps,
-            step_time=setup.cost,
-            wall_clock=trace.wall_clock,
-            path=trace.path,
-        )
-    return run_fast(
-        trace.requests,
-        cfg,
-        keep_steps=keep_steps,
-        step_time=setup.cost,
-        wall_clock=trace.wall_clock,
-        path=trace.path,
-    )
-
-
-def _run_sweep(
-    setup: ReplaySetup,
-    version: str,
-    specs: list[str],
-    executor: str,
-    ray_address: str | None,
-    output: ReplayOutput,
-    objective: Objective,
-    html_out: Path | None,
-    output_file: Path | None,
-) -> None:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    from llmsched.replay.sweep import (
-        SweepJob,
-        check_jobs,
-        grid_points,
-        judge_sweep,
-        parse_sweep,
-        run_sweep,
-    )
-
-    points = grid_points(parse_sweep(specs))
-    trace = setup.trace
-    jobs = [
-        SweepJob(
-            trace.requests,
-            setup.base,
-            p,
-            version,
-            trace.wall_clock,
-            setup.engine,
-            setup.cost,
-            keep_series=html_out is not None,
-        )
-        for p in points
-    ]
-    check_jobs(jobs)
-    columns = (TextColumn("sweep"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
-        task = bar.add_task("sweep", total=len(jobs))
-        result = run_sweep(
-            jobs,
-            executor,
-            ray_address,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
-        )
-    judged = judge_sweep(result.points, objective)
-    if html_out is not None:
-        views = [p.pop("view") for p in result.points]
-        sweep_view = {
-            "names": list(points[0]) if points else [],
-            "points": result.points,
-            "best": judged["best"],
-            "objective": objective.value,
-            "saturation": judged["saturation"]["sentence"],
-        }
-        _write_html(html_out, setup, version, _overlaid(views, judged["best"]), sweep_view)
-    if output is ReplayOutput.json:
-        body: dict[str, Any] = {
-            "executor": result.executor,
-            "points": result.points,
-            "judgement": judged,
-        }
-        if setup.workload_info is not None:
-            body["workload"] = setup.workload_info
-        emit(json.dumps(body, indent=2), output_file)
-        return
-    from llmsched.render.replay import sweep_table, workload_text
-
-    parts = [workload_text(setup.workload_info)] if setup.workload_info is not None else []
-    parts.append(sweep_table(list(points[0]) if points else [], result.points, judged))
     emit("\n".join(parts), output_file)

@@ -111,3 +111,21 @@ def workload_text(w: Mapping[str, Any]) -> str:
         )
     lines += [f"  note: {n}" for n in w["notes"]]
     return "\n".join(lines)
+
+
+def fleet_text(s: Mapping[str, Any]) -> str:
+    """A fleet replay: the fleet's summary, then one line per replica."""
+    lines = [
+        f"fleet of {len(s['replicas'])} replicas behind the {s['router']} router",
+        summary_text(s),
+    ]
+    for r in s["replicas"]:
+        ttft = (r.get("ttft_s") or r["ttft_steps"])["p90"]
+        unit = "s" if "ttft_s" in r else " steps"
+        shown = "-" if ttft is None else f"{ttft:.4g}{unit}"
+        gpu = f" ({r['gpu']})" if r.get("gpu") else ""
+        lines.append(
+            f"  replica {r['name']}{gpu}: {r['num_routed']} requests, "
+            f"{r['total_preemptions']} preemptions, TTFT p90 {shown}"
+        )
+    return "\n".join(lines)

@@ -24,6 +24,10 @@ TOLERANCE = 0.05
 # the arrival rate may exceed the service rate by this much before a replica is saturated
 # (a finite trace ends with a queue that drains: its measured service rate lags a little)
 SATURATION_MARGIN = 0.05
+# fewer requests than this waiting on average: the setting keeps up with the arrivals,
+# whatever its measured service rate (on a finite trace that rate lags by the time the
+# last requests take to finish, which for long outputs is a large share of the span)
+KEEPS_UP_WAITING = 1.0
 
 
 # metric -> (label, higher is better)
@@ -239,7 +243,7 @@ def saturation(outcomes: Iterable[Outcome]) -> Saturation:
     tried = list(outcomes)
     unit = tried[0].unit if tried else "steps"
     arrivals = [o.arrival_rate for o in tried if o.arrival_rate]
-    services = [o.service_rate for o in tried if o.service_rate]
+    services = [_served(o) for o in tried if o.service_rate]
     if not services:
         return Saturation(False, None, None, unit, None, "no request finished")
     if not arrivals:
@@ -249,6 +253,14 @@ def saturation(outcomes: Iterable[Outcome]) -> Saturation:
     saturated = arrival > best * (1 + SATURATION_MARGIN)
     needed = math.ceil(arrival / best) if saturated else 1
     return Saturation(saturated, arrival, best, unit, needed)
+
+
+def _served(o: Outcome) -> float:
+    """The requests per unit a setting serves: all that arrive when it keeps up."""
+    assert o.service_rate is not None
+    if o.arrival_rate and o.waiting_mean < KEEPS_UP_WAITING:
+        return max(o.service_rate, o.arrival_rate)
+    return o.service_rate
 
 
 def best_index(outcomes: list[Outcome], objective: Objective = Objective.ttft_p90) -> int | None:

@@ -167,21 +167,25 @@ class Arrivals:
         self.arrival: list[float] = []  # seconds on the wall clock, else the step
         self.next = 0
         for index, tr in enumerate(trace):
-            reason = rejection_reason(tr, config)
-            if reason:
-                rec.rejected[tr.request_id] = reason
-                continue
-            self.pending.append(make_request(tr, index, config))
-            self.arrival.append(
-                tr.arrival_time
-                if wall_clock and tr.arrival_time is not None
-                else float(tr.arrival_step)
-            )
-            rec.requests[tr.request_id] = RequestRecord(
-                arrival_step=None if wall_clock else tr.arrival_step,
-                arrival_time=tr.arrival_time,
-                prompt_len=tr.prompt_len,
-            )
+            self.push(tr, index, config)
+
+    def push(self, tr: TraceRequest, index: int, config: SchedulerConfig) -> None:
+        """Append one request (after those pushed before it: arrival order)."""
+        reason = rejection_reason(tr, config)
+        if reason:
+            self.rec.rejected[tr.request_id] = reason
+            return
+        self.pending.append(make_request(tr, index, config))
+        self.arrival.append(
+            tr.arrival_time
+            if self.wall_clock and tr.arrival_time is not None
+            else float(tr.arrival_step)
+        )
+        self.rec.requests[tr.request_id] = RequestRecord(
+            arrival_step=None if self.wall_clock else tr.arrival_step,
+            arrival_time=tr.arrival_time,
+            prompt_len=tr.prompt_len,
+        )
 
     @property
     def left(self) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from llmsched.errors import InputFileError
+from llmsched.knowledge.gpus import lookup_gpu
 from llmsched.knowledge.kv_capacity import kv_bytes_per_token, kv_heads_per_gpu
 from llmsched.knowledge.models import lookup_model, require_model
 from llmsched.model import Location
@@ -112,7 +113,7 @@ def prepare(source: ConfigSource, work: WorkloadSource) -> ReplaySetup:
     else:
         trace = _load_trace(work)
         engine, base = base_config(source)
-    cost = _cost_model(trace.wall_clock, engine, source.gpu, model)
+    cost = cost_model_for(trace.wall_clock, engine, source.gpu, model)
     return ReplaySetup(trace, base, engine, model, cost, workload_info)
 
 
@@ -254,7 +255,7 @@ def _workload_info(
     return {**head, **found.to_dict(trace)}
 
 
-def _cost_model(
+def cost_model_for(
     wall_clock: bool, engine: EngineSetup | None, gpu: str | None, model: str | None
 ) -> RooflineCostModel | None:
     if not wall_clock:
@@ -267,3 +268,50 @@ def _cost_model(
             Location("replay"),
         )
     return roofline_for(gpu_name, model_name_, _tp(engine))
+
+
+@dataclass(frozen=True)
+class ReplicaText:
+    """One `--replica gpu=L4[,model=...]`: a replica on its own GPU (and model)."""
+
+    gpu: str
+    model: str | None = None
+
+
+def parse_replica(text: str) -> ReplicaText:
+    """`gpu=L4,model=meta-llama/Llama-3.1-8B-Instruct`; the GPU and the model must be in
+    the catalogues (`llmsched.knowledge`), since each replica's config and cost model are
+    derived from them."""
+    loc = Location("--replica")
+    fields: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, eq, value = part.partition("=")
+        if not eq or key.strip() not in ("gpu", "model") or not value.strip():
+            raise InputFileError(f"expected gpu=NAME[,model=NAME], got {text!r}", loc)
+        fields[key.strip()] = value.strip()
+    if "gpu" not in fields:
+        raise InputFileError(f"a replica needs gpu=NAME, got {text!r}", loc)
+    gpu = lookup_gpu(fields["gpu"])
+    if gpu is None:
+        raise InputFileError(f"unknown GPU {fields['gpu']!r} (in {text!r})", loc)
+    model = fields.get("model")
+    if model is not None and lookup_model(model) is None:
+        raise InputFileError(f"unknown model {model!r} (in {text!r})", loc)
+    return ReplicaText(gpu.name, model)
+
+
+def replica_engine(engine: EngineSetup | None, replica: ReplicaText) -> EngineSetup:
+    """The engine setup of one `--replica`: the fleet's vLLM args on that GPU (and model)."""
+    if engine is None:
+        raise InputFileError(
+            "--replica gpu=... derives each replica's KV cache from its GPU: give "
+            "--engine-args or --from-manifest instead of --config",
+            Location("--replica"),
+        )
+    model = replica.model or engine.model
+    return EngineSetup(model, replica.gpu, engine.explicit, engine.vllm_version, engine.where)
+
+
+def replica_cost(wall_clock: bool, engine: EngineSetup) -> RooflineCostModel | None:
+    """The cost model of one replica (None on the step clock)."""
+    return cost_model_for(wall_clock, engine, None, None)

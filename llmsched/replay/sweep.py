@@ -1,10 +1,15 @@
 """What-if sweeps: the same trace replayed over a grid of settings, fanned out over Ray
 (local or `--ray-address`), a process pool, or serially; the numbers do not depend on
-which executor ran them (each point is a pure function of its inputs)."""
+which executor ran them (each point is a pure function of its inputs).
+
+Besides scheduler config keys and engine args, a grid may sweep the fleet: `replicas=`
+(how many replicas) and `router=` (`router.ROUTERS`); a point with either, or a job with
+`--replicas` / `--router` / `--replica`, replays a fleet (`fleet.run_fleet`)."""
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +20,7 @@ from llmsched.replay.charts import run_view
 from llmsched.replay.config import CONFIG_KEYS, SchedulerConfig
 from llmsched.replay.derive import EngineSetup, derive_config, split_overrides
 from llmsched.replay.fast import run_fast
+from llmsched.replay.fleet import ReplicaSpec, run_fleet
 from llmsched.replay.judge import (
     Objective,
     best_index,
@@ -23,9 +29,13 @@ from llmsched.replay.judge import (
     saturation,
 )
 from llmsched.replay.request import TraceRequest
+from llmsched.replay.router import DEFAULT_ROUTER, unknown_router
+from llmsched.replay.setup import ReplicaText, parse_replica, replica_cost, replica_engine
 from llmsched.replay.workload import parse_config
 
 EXECUTORS = ("auto", "ray", "process", "serial")
+FLEET_KEYS = ("replicas", "router")
+MAX_POINTS = 10_000  # a larger grid runs only with --yes
 Progress = Callable[[int, int], None]
 
 
@@ -56,6 +66,16 @@ def _value(text: str) -> Any:
     return text
 
 
+def check_grid_size(grid: Mapping[str, Sequence[Any]], yes: bool) -> None:
+    size = math.prod(len(values) for values in grid.values())
+    if size > MAX_POINTS and not yes:
+        raise InputFileError(
+            f"the sweep grid has {size:,} points (more than {MAX_POINTS:,}): "
+            "narrow it, or pass --yes to replay them all",
+            Location("--sweep"),
+        )
+
+
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     names = list(grid)
     return [
@@ -76,11 +96,15 @@ class SweepJob:
     setup: EngineSetup | None = None
     cost: Any = None  # a picklable StepTimeFn, or None for the step clock
     keep_series: bool = False  # add the time series the HTML report draws
+    # the fleet: None everywhere (and no replicas=/router= in the grid) is one engine
+    replicas: int | None = None
+    router: str | None = None
+    replica_gpus: tuple[ReplicaText, ...] = ()  # heterogeneous, cycled to `replicas`
 
 
 def point_config(job: SweepJob) -> SchedulerConfig:
     """The scheduler config of one grid point; InputFileError when a value is not valid."""
-    config_over, engine_over = split_overrides(job.overrides, CONFIG_KEYS)
+    config_over, engine_over = _split(job)
     base = dict(job.base_config)
     if engine_over:
         if job.setup is None:
@@ -94,14 +118,83 @@ def point_config(job: SweepJob) -> SchedulerConfig:
     return parse_config(base, "--sweep", overrides=config_over, vllm_version=job.vllm_version)
 
 
+def _split(job: SweepJob) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(scheduler config keys, engine args) of a point; fleet keys are neither."""
+    rest = {k: v for k, v in job.overrides.items() if k not in FLEET_KEYS}
+    return split_overrides(rest, CONFIG_KEYS)
+
+
+def fleet_fields(
+    replicas: int | None, router: str | None, replica: Sequence[str]
+) -> dict[str, Any]:
+    """The SweepJob fields of `--replicas` / `--router` / `--replica` (empty: one
+    engine), checked before anything runs."""
+    if replicas is not None and replicas < 1:
+        raise InputFileError(f"must be >= 1, got {replicas}", Location("--replicas"))
+    problem = unknown_router(router) if router is not None else None
+    if problem:
+        raise InputFileError(problem, Location("--router"))
+    gpus = tuple(parse_replica(text) for text in replica)
+    if replicas is None and router is None and not gpus:
+        return {}
+    return {"replicas": replicas, "router": router, "replica_gpus": gpus}
+
+
+def fleet_of(job: SweepJob) -> tuple[int, str] | None:
+    """(replicas, router) of a point that replays a fleet, else None."""
+    over = job.overrides
+    if not (FLEET_KEYS[0] in over or FLEET_KEYS[1] in over or job.replicas is not None
+            or job.router is not None or job.replica_gpus):  # fmt: skip
+        return None
+    replicas = over.get("replicas", job.replicas)
+    if replicas is None:
+        replicas = len(job.replica_gpus) or 1
+    where = Location("--sweep" if "replicas" in over else "--replicas")
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
+        raise InputFileError(f"replicas must be a whole number >= 1, got {replicas!r}", where)
+    router = str(over.get("router", job.router or DEFAULT_ROUTER))
+    problem = unknown_router(router)
+    if problem:
+        raise InputFileError(problem, Location("--sweep" if "router" in over else "--router"))
+    return replicas, router
+
+
+def fleet_specs(job: SweepJob, config: SchedulerConfig, replicas: int) -> list[ReplicaSpec]:
+    """The replicas of a fleet point: copies of the point's config, or one per `--replica`
+    GPU (cycled), each with the config and cost model derived for that GPU."""
+    gpu = job.setup.gpu if job.setup is not None else None
+    if not job.replica_gpus:
+        return [ReplicaSpec(str(i), config, job.cost, gpu) for i in range(replicas)]
+    config_over, engine_over = _split(job)
+    specs = []
+    for i in range(replicas):
+        engine = replica_engine(job.setup, job.replica_gpus[i % len(job.replica_gpus)])
+        cfg = parse_config(
+            derive_config(engine, engine_over),
+            "--replica",
+            overrides=config_over,
+            vllm_version=job.vllm_version,
+        )
+        specs.append(
+            ReplicaSpec(f"{i}-{engine.gpu}", cfg, replica_cost(job.wall_clock, engine), engine.gpu)
+        )
+    return specs
+
+
 def check_jobs(jobs: Sequence[SweepJob]) -> None:
     """Every grid value checked in this process, before any worker or cluster starts."""
     for job in jobs:
-        point_config(job)
+        config = point_config(job)
+        fleet = fleet_of(job)
+        if fleet is not None:
+            fleet_specs(job, config, fleet[0])
 
 
 def run_point(job: SweepJob) -> dict[str, Any]:
     config = point_config(job)
+    fleet = fleet_of(job)
+    if fleet is not None:
+        return _run_fleet_point(job, config, *fleet)
     result = run_fast(job.trace, config, step_time=job.cost, wall_clock=job.wall_clock)
     return {
         "settings": dict(job.overrides),
@@ -109,6 +202,21 @@ def run_point(job: SweepJob) -> dict[str, Any]:
         **result.summary(),
         "outcome": outcome(result).to_dict(),
         **({"view": run_view(result, _label(job.overrides))} if job.keep_series else {}),
+    }
+
+
+def _run_fleet_point(
+    job: SweepJob, config: SchedulerConfig, replicas: int, router: str
+) -> dict[str, Any]:
+    specs = fleet_specs(job, config, replicas)
+    fleet = run_fleet(job.trace, specs, router, wall_clock=job.wall_clock)
+    label = f"{_label(job.overrides)} (replica {specs[0].name} of {replicas})"
+    return {
+        "settings": dict(job.overrides),
+        "num_gpu_blocks": config.num_gpu_blocks,
+        **fleet.summary(),
+        "outcome": fleet.outcome().to_dict(),
+        **({"view": run_view(fleet.replicas[0], label)} if job.keep_series else {}),
     }
 
 

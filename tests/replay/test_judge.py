@@ -83,3 +83,27 @@ def test_the_objective_decides_and_the_best_row_follows_it() -> None:
 def test_outcomes_round_trip_through_their_dict() -> None:
     value = _replay(0.05, 8)
     assert outcome_from_dict(value.to_dict()) == value
+
+
+def test_enough_replicas_keep_up_even_when_long_requests_lag_the_service_rate() -> None:
+    """A fleet point whose queue stays empty keeps up; the finite trace's measured service
+    rate (first arrival to last finish) lags the arrivals by the longest requests."""
+    from dataclasses import replace
+
+    from llmsched.replay.fleet import ReplicaSpec, run_fleet
+
+    spec = WorkloadSpec(
+        num_requests=300, rate=0.5, prompt=LengthDist(mean=400.0, high=1500),
+        output=LengthDist(kind="lognormal", mean=400.0, low=1, high=2500, sigma=1.0), seed=3,
+    )  # fmt: skip
+    trace = generate_workload(spec)
+    config = SchedulerConfig(**{**BASE, "max_num_seqs": 64})
+    one = outcome(run_fast(trace.requests, config))
+    six = run_fleet(trace.requests, [ReplicaSpec(str(i), config) for i in range(6)]).outcome()
+    assert six.waiting_mean < 1.0 and six.service_rate is not None
+    assert six.arrival_rate is not None and six.service_rate < six.arrival_rate
+    assert saturation([one]).saturated
+    verdict = saturation([one, six])
+    assert not verdict.saturated, verdict.sentence()
+    lagging = replace(six, waiting_mean=5.0)
+    assert saturation([one, lagging]).best_service_rate == six.service_rate
