@@ -20,16 +20,19 @@ from llmsched.manifest.walker import WorkloadWalker, as_int, mapping
 
 KSERVE_MODEL_DIR = "/mnt/models"
 _MODEL_ID_FLAGS = ("--model_id", "--model-id")
+_MODEL_NAME_FLAGS = ("--model_name", "--model-name")
 
 
-def hf_model_id_arg(args: Any, path: Path) -> tuple[str, ArgLocation] | None:
+def hf_model_id_arg(
+    args: Any, path: Path, flags: tuple[str, ...] = _MODEL_ID_FLAGS
+) -> tuple[str, ArgLocation] | None:
     """The huggingface runtime's `--model_id X` / `--model-id=X` and where it is."""
     if not isinstance(args, list):
         return None
     for index, raw in enumerate(args):
         word = str(raw)
         flag, sep, value = word.partition("=")
-        if flag in _MODEL_ID_FLAGS:
+        if flag in flags:
             if not sep and index + 1 < len(args):
                 value = str(args[index + 1])
             if value:
@@ -40,9 +43,14 @@ def hf_model_id_arg(args: Any, path: Path) -> tuple[str, ArgLocation] | None:
 def with_model_id(container: ContainerView, args_path: Path) -> ContainerView:
     """A huggingface-runtime container whose `--model_id` names the model vLLM serves."""
     vllm = container.vllm
-    found = hf_model_id_arg(container.data.get("args"), args_path)
-    if vllm is None or vllm.model or found is None:
+    args = container.data.get("args")
+    found = hf_model_id_arg(args, args_path)
+    if vllm is None or vllm.model:
         return container
+    if found is None:
+        # only the served name: what sizing may look up, not what vLLM downloads
+        named = hf_model_id_arg(args, args_path, _MODEL_NAME_FLAGS)
+        return replace(container, vllm=replace(vllm, model_id=named[0])) if named else container
     model, where = found
     vllm = replace(
         vllm,
@@ -129,7 +137,10 @@ class InferenceServiceWalker(OperatorWalker):
         vllm = container.vllm
         if vllm is None or vllm.model:
             return container
-        named = hf_model_id_arg(model.get("args"), (*path, "args"))
+        args_path: Path = (*path, "args")
+        named = hf_model_id_arg(model.get("args"), args_path) or hf_model_id_arg(
+            model.get("args"), args_path, _MODEL_NAME_FLAGS
+        )
         vllm = replace(
             vllm,
             model=KSERVE_MODEL_DIR,
@@ -216,7 +227,8 @@ class LLMInferenceServiceWalker(OperatorWalker):
         else:
             argv: list[Token] = []
             if served:
-                argv.append((str(served), ArgLocation((*base[:1], "model", "uri"))))
+                field = "uri" if uri else "name"
+                argv.append((str(served), ArgLocation((*base[:1], "model", field))))
             for key, flag in _PARALLEL_FLAGS:
                 if as_int(parallelism.get(key)) is not None:
                     where = ArgLocation((*base, "parallelism", key))

@@ -72,7 +72,13 @@ def test_every_location_points_at_the_text_that_set_the_arg(obj: dict[str, Any])
         for container in template.containers:
             if container.path[-1] != "model" and not container.rebuilt:  # KServe model: like one
                 assert _at(obj, container.path) is container.data
+    rebuilt = [c.vllm for t in workload.templates for c in t.containers if c.rebuilt and c.vllm]
     for inv in workload.invocations():
+        if any(inv is r for r in rebuilt):
+            # an operator's resource: each argument points at the field that set it
+            for location in (inv.location, *inv.locations.values()):
+                _at(obj, location.path)
+            continue
         assert isinstance(_at(obj, inv.location.path), (str, list))
         for dest, location in inv.locations.items():
             text = _text_at(obj, location).lower()
