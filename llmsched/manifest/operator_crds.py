@@ -289,6 +289,42 @@ class VLLMRuntimeWalker(OperatorWalker):
 # is one component with `replicas`, `resources.limits.gpu` (nvidia.com/gpu on the pod) and
 # `extraPodSpec` (a pod spec whose `mainContainer` is the component's container). Workers run
 # `python3 -m dynamo.vllm <vLLM engine args>`, as a command or as one shell-line `args`.
+# The operator's defaults (ai-dynamo/dynamo docs "Operator Default Values Injection", from
+# deploy/cloud/operator/internal/dynamo/graph.go): worker probes on the system port (startup
+# /live 720 x 10 s, readiness /health, liveness /live), frontend probes on /health, and an 8Gi
+# Memory emptyDir at /dev/shm unless `sharedMemory.disabled`; probes given on the service or
+# the mainContainer win.
+
+_DYNAMO_PROBES: dict[str, dict[str, Any]] = {
+    "worker": {
+        "livenessProbe": {"httpGet": {"path": "/live", "port": "system"}, "periodSeconds": 5},
+        "readinessProbe": {
+            "httpGet": {"path": "/health", "port": "system"},
+            "periodSeconds": 10,
+            "failureThreshold": 60,
+        },
+        "startupProbe": {
+            "httpGet": {"path": "/live", "port": "system"},
+            "periodSeconds": 10,
+            "failureThreshold": 720,
+        },
+    },
+    "frontend": {
+        "livenessProbe": {
+            "httpGet": {"path": "/health", "port": "http"},
+            "initialDelaySeconds": 60,
+            "periodSeconds": 60,
+            "failureThreshold": 10,
+        },
+        "readinessProbe": {
+            "exec": {"command": ["/bin/sh", "-c", "curl -s http://localhost:8000/health"]},
+            "initialDelaySeconds": 60,
+            "periodSeconds": 60,
+            "failureThreshold": 10,
+        },
+    },
+}
+_PROBE_KEYS = ("livenessProbe", "readinessProbe", "startupProbe")
 
 
 class DynamoGraphDeploymentWalker(OperatorWalker):
@@ -309,9 +345,29 @@ class DynamoGraphDeploymentWalker(OperatorWalker):
                 section: _dynamo_resources(mapping(mapping(service.get("resources")).get(section)))
                 for section in ("limits", "requests")
             }
-            data = {**main, "name": str(main.get("name") or "main"), "resources": resources}
-            container = self.dynamo_container(data, (*base, "extraPodSpec", "mainContainer"))
+            kind = "worker" if service.get("componentType") == "worker" else "frontend"
+            probes = {**_DYNAMO_PROBES[kind]}
+            probes.update(
+                {k: service[k] for k in _PROBE_KEYS if isinstance(service.get(k), Mapping)}
+            )
+            data = {
+                **probes,
+                **main,
+                "name": str(main.get("name") or "main"),
+                "resources": resources,
+            }
             pod = {k: v for k, v in extra.items() if k != "mainContainer"}
+            if not mapping(service.get("sharedMemory")).get("disabled"):
+                dshm = {
+                    "name": "shared-memory",
+                    "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"},
+                }
+                pod["volumes"] = [*(pod.get("volumes") or []), dshm]
+                data["volumeMounts"] = [
+                    *(main.get("volumeMounts") or []),
+                    {"name": "shared-memory", "mountPath": "/dev/shm"},
+                ]
+            container = self.dynamo_container(data, (*base, "extraPodSpec", "mainContainer"))
             pod["containers"] = [data, *(pod.get("containers") or [])]
             replicas = as_int(service.get("replicas"), default=1)
             out.append(self.pod("component", str(name), replicas, base, pod, [container]))

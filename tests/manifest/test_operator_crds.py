@@ -112,6 +112,11 @@ def test_dynamo_services_command_and_shell_line() -> None:
     assert inv.explicit["enforce_eager"] is True
     assert inv.location.path[-3:] == ("mainContainer", "args", 0)
     assert decode.replicas == 2
+    # the operator's worker defaults: a 2-hour startup probe and an 8Gi /dev/shm
+    data = decode.containers[0].data
+    assert data["startupProbe"]["failureThreshold"] == 720
+    assert {"name": "shared-memory", "mountPath": "/dev/shm"} in data["volumeMounts"]
+    assert by_group["Frontend"].containers[0].data["readinessProbe"]["periodSeconds"] == 60
     assert decode.containers[0].data["resources"]["limits"] == {"nvidia.com/gpu": "1"}
     prefill = by_group["VllmPrefillWorker"].containers[0].vllm
     assert prefill is not None and "--is-prefill-worker" in prefill.unknown
