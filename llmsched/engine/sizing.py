@@ -22,7 +22,7 @@ def served_model(
 ) -> tuple[ModelSpec | None, str]:
     from llmsched.knowledge.models import lookup_model
 
-    name = annotations.get(MODEL_ANNOTATION) or invocation.model
+    name = annotations.get(MODEL_ANNOTATION) or invocation.model_id or invocation.model
     if not name:
         return None, "the served model is not named in the manifest"
     model = lookup_model(name)

@@ -18,7 +18,11 @@ from llmsched.manifest.shell import shell_commands
 from llmsched.manifest.views import ArgLocation, Path, VllmInvocation
 
 _SHELLS = {"sh", "bash", "dash", "zsh", "ash", "ksh"}
-_API_SERVER_MODULES = {"vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"}
+_API_SERVER_MODULES = {
+    "vllm.entrypoints.openai.api_server",
+    "vllm.entrypoints.api_server",
+    "dynamo.vllm",  # NVIDIA Dynamo's vLLM worker: vLLM engine args (ai-dynamo/dynamo deploy/*.yaml)
+}
 _MULTI_NODE_SCRIPT = "multi-node-serving.sh"
 
 Found = tuple[VllmInvocation | None, dict[str, Any] | None]  # (vLLM, ray start params)

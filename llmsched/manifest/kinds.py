@@ -12,6 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from llmsched.manifest.kserve import (
+    InferenceServiceWalker,
+    LLMInferenceServiceWalker,
+    ServingRuntimeWalker,
+)
+from llmsched.manifest.operator_crds import (
+    DynamoGraphDeploymentWalker,
+    KubeAIModelWalker,
+    VLLMRuntimeWalker,
+)
 from llmsched.manifest.serve_config import serve_config_engines
 from llmsched.manifest.views import Path, PodTemplateView, VllmInvocation, Workload
 from llmsched.manifest.walker import RayParams, WorkloadWalker, as_int, mapping
@@ -148,6 +158,20 @@ class RayJobWalker(RayClusterWalker):
         return [vllm] if vllm is not None else []
 
 
+class RayClusterFleetWalker(RayClusterWalker):
+    """AIBrix: `spec.replicas` RayClusters, each `spec.template.spec` (a RayCluster spec).
+
+    vllm-project/aibrix samples/distributed/fleet-two-node.yaml.
+    """
+
+    kinds = ("RayClusterFleet",)
+    api_groups = ("orchestration.aibrix.ai",)
+
+    def templates(self, obj: Mapping[str, Any], spec: Mapping[str, Any]) -> list[PodTemplateView]:
+        cluster = mapping(mapping(spec.get("template")).get("spec"))
+        return self.ray_cluster(cluster, ("spec", "template", "spec"))
+
+
 def engine_image(templates: Sequence[PodTemplateView]) -> str | None:
     """The image the Ray engine runs in: a worker's first container, else the head's."""
     for role in ("worker", "head"):
@@ -193,63 +217,6 @@ class LeaderWorkerSetWalker(WorkloadWalker):
             group_pods=size,
         )
         return [view.rebased(base) for view in out]
-
-
-# --- KServe: ServingRuntime / ClusterServingRuntime and InferenceService predictors --------
-
-
-class ServingRuntimeWalker(WorkloadWalker):
-    """The runtime's spec is a pod spec; `workerSpec` adds multi-node workers."""
-
-    kinds = ("ServingRuntime", "ClusterServingRuntime")
-
-    def templates(self, obj: Mapping[str, Any], spec: Mapping[str, Any]) -> list[PodTemplateView]:
-        out = self.template("runtime", None, None, ("spec",), spec, {})
-        worker = mapping(spec.get("workerSpec"))
-        if worker:
-            out += self.template("worker", None, None, ("spec", "workerSpec"), worker, {})
-        return out
-
-
-class InferenceServiceWalker(WorkloadWalker):
-    """The predictor is a pod spec; its `model` is one more container, the kserve-container."""
-
-    kinds = ("InferenceService",)
-
-    def templates(self, obj: Mapping[str, Any], spec: Mapping[str, Any]) -> list[PodTemplateView]:
-        predictor = mapping(spec.get("predictor"))
-        if not predictor:
-            return []
-        replicas = as_int(predictor.get("minReplicas"))
-        base: Path = ("spec", "predictor")
-        views = self.template("predictor", None, replicas, base, predictor, {})
-        model = mapping(predictor.get("model"))
-        if model:
-            fmt = str(mapping(model.get("modelFormat")).get("name") or "").lower()
-            runtime = str(model.get("runtime") or "").lower()
-            container = self.container(
-                {"name": "kserve-container", **model},
-                (*base, "model"),
-                init=False,
-                entrypoint_args=fmt == "huggingface" or "vllm" in runtime,
-            )
-            existing = views[0].containers if views else ()
-            views = [
-                PodTemplateView(
-                    role="predictor",
-                    group=None,
-                    replicas=replicas,
-                    pods_per_replica=1,
-                    path=base,
-                    spec=predictor,
-                    metadata={},
-                    containers=(container, *existing),
-                )
-            ]
-        worker = mapping(predictor.get("workerSpec"))
-        if worker:
-            views += self.template("worker", None, replicas, (*base, "workerSpec"), worker, {})
-        return views
 
 
 # --- Any other kind (Argo Rollout, Knative Service, CRDs): pod specs found by shape --------
@@ -322,15 +289,25 @@ WALKERS: dict[str, type[WorkloadWalker]] = {
         RayServiceWalker,
         RayJobWalker,
         LeaderWorkerSetWalker,
+        RayClusterFleetWalker,
         ServingRuntimeWalker,
         InferenceServiceWalker,
+        LLMInferenceServiceWalker,
+        KubeAIModelWalker,
+        VLLMRuntimeWalker,
+        DynamoGraphDeploymentWalker,
     )
     for kind in walker.kinds
 }
 
 
-def walker_for(kind: str) -> type[WorkloadWalker]:
-    return WALKERS.get(kind, GenericWalker)
+def walker_for(kind: str, api_version: str = "") -> type[WorkloadWalker]:
+    """The walker of `kind`; a walker tied to API groups only for those groups' objects."""
+    walker = WALKERS.get(kind, GenericWalker)
+    group = api_version.partition("/")[0] if "/" in api_version else ""
+    if walker.api_groups and group not in walker.api_groups:
+        return GenericWalker
+    return walker
 
 
 def extract_workload(
@@ -340,5 +317,5 @@ def extract_workload(
     """Views of one object; None when it embeds no pod template and no vLLM invocation."""
     if not isinstance(obj, Mapping):
         return None
-    walker = walker_for(str(obj.get("kind") or ""))
+    walker = walker_for(str(obj.get("kind") or ""), str(obj.get("apiVersion") or ""))
     return walker(config_files or {}).walk(obj)

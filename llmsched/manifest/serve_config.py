@@ -17,6 +17,8 @@ from llmsched.knowledge.vllm.args import parse_engine_kwargs
 from llmsched.knowledge.vllm.options import known_dest
 from llmsched.knowledge.vllm.versions import vllm_version_from_image
 from llmsched.manifest.embedded_yaml import node_line, parse_embedded_yaml
+from llmsched.manifest.env import env_bool
+from llmsched.manifest.runtime_env import merged_runtime_env, pinned_vllm, runtime_env_vars
 from llmsched.manifest.views import ArgLocation, Path, VllmInvocation
 from llmsched.manifest.walker import mapping
 
@@ -51,13 +53,15 @@ def serve_config_engines(
     for a_index, app in enumerate(apps if isinstance(apps, list) else []):
         args = mapping(mapping(app).get("args"))
         app_path: Path = ("applications", a_index, "args")
+        app_env = mapping(app).get("runtime_env")
         configs = args.get("llm_configs")
         if isinstance(configs, list):
             for c_index, config in enumerate(configs):
                 if isinstance(config, Mapping):
-                    out.append(reader.llm_config(config, (*app_path, "llm_configs", c_index)))
+                    inner = (*app_path, "llm_configs", c_index)
+                    out.append(reader.llm_config(config, inner, app_env))
         elif isinstance(args.get("llm_config"), Mapping):
-            out.append(reader.llm_config(args["llm_config"], (*app_path, "llm_config")))
+            out.append(reader.llm_config(args["llm_config"], (*app_path, "llm_config"), app_env))
         elif args and any(isinstance(k, str) and known_dest(k) for k in args):
             out.append(reader.enginemapping(args, app_path, {}))
     return out
@@ -74,16 +78,29 @@ class _ServeConfig:
     def at(self, inner: Path) -> ArgLocation:
         return ArgLocation(self.path, node_line(self.node, inner))
 
-    def llm_config(self, config: Mapping[str, Any], inner: Path) -> VllmInvocation:
+    def llm_config(
+        self, config: Mapping[str, Any], inner: Path, app_env: Any = None
+    ) -> VllmInvocation:
         kwargs = dict(mapping(config.get("engine_kwargs")))
         loading = mapping(config.get("model_loading_config"))
         model_id = loading.get("model_id")
         source = loading.get("model_source")
+        if isinstance(source, Mapping) and isinstance(source.get("bucket_uri"), str):
+            source = source["bucket_uri"]  # a cloud mirror (S3/GCS): weights not from the hub
         model = source if isinstance(source, str) else model_id
         extras = {key: config[key] for key in _LLM_CONFIG_EXTRAS if key in config}
+        runtime_env = merged_runtime_env(app_env, config.get("runtime_env"))
+        if runtime_env:
+            extras["runtime_env"] = runtime_env
         if model_id is not None:
             extras["model_id"] = model_id
         invocation = self.enginemapping(kwargs, (*inner, "engine_kwargs"), extras)
+        pinned = pinned_vllm(runtime_env)
+        invocation = replace(
+            invocation,
+            version=pinned or invocation.version,
+            use_v1=env_bool(runtime_env_vars(runtime_env).get("VLLM_USE_V1")),
+        )
         if model is not None and "model" not in kwargs:
             key = "model_source" if isinstance(source, str) else "model_id"
             return replace(

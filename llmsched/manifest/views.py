@@ -38,6 +38,9 @@ class VllmInvocation:
     use_v1: bool | None = None  # VLLM_USE_V1 from the container env, when literal
     config_file: str | None = None  # the `--config` file merged in, when found
     extras: Mapping[str, Any] = field(default_factory=dict)  # Ray Serve LLM: accelerator_type...
+    # The model the weights are, when vLLM loads them from a path an operator fills
+    # (KServe storageUri hf://..., a KubeAI cache profile): what sizing looks up.
+    model_id: str | None = None
 
     def effective(
         self, gpu_memory_bytes: int | None = None, *, gpu_name: str | None = None
@@ -68,6 +71,9 @@ class ContainerView:
     vllm: VllmInvocation | None
     ray_start: dict[str, Any] | None
     env: dict[str, str]  # literal env values only (valueFrom stays out)
+    # True when `data` was rebuilt from an operator's resource (what the operator makes):
+    # then `data` is not the manifest's own dict, and `path` is where its fields came from.
+    rebuilt: bool = False
 
     def rebased(self, base: Path) -> ContainerView:
         return replace(
@@ -90,6 +96,7 @@ class PodTemplateView:
     ray_start_params: Mapping[str, Any] | None = None
     ray_start_params_path: Path | None = None
     group_pods: int = 1  # pods in one replica group across templates (LWS size, KubeRay hosts)
+    rebuilt: bool = False  # `spec` rebuilt from an operator's resource (see ContainerView)
 
     @property
     def main_containers(self) -> tuple[ContainerView, ...]:

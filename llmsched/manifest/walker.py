@@ -27,6 +27,7 @@ class WorkloadWalker:
     """Base walker: subclasses implement `templates` (and `serve_llm` for Ray Serve)."""
 
     kinds: ClassVar[tuple[str, ...]] = ()
+    api_groups: ClassVar[tuple[str, ...]] = ()  # when set, only these groups' kinds match
     is_ray: ClassVar[bool] = False
 
     def __init__(self, config_files: Mapping[str, Mapping[str, Any]]) -> None:

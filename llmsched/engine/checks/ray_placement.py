@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from llmsched.engine.checks import Outcome, check
 from llmsched.engine.gpu_use import container_gpu
 from llmsched.engine.scope import SubjectView
+from llmsched.knowledge.ray_serve_llm import (
+    default_placement_strategy,
+    ray_version,
+    ray_version_from_image,
+)
 from llmsched.manifest.embedded_yaml import node_line, parse_embedded_yaml
-from llmsched.model import Evidence
+from llmsched.model import Evidence, Severity
 
 Path = tuple[str | int, ...]
 
@@ -42,7 +47,7 @@ class _Engine:
     tp: int
     pp: int
     dp: int
-    strategy: str
+    strategy: str | None  # None: the config names none (Serve's default applies)
     bundle_gpus: float | None  # GPUs the explicit bundles reserve; None: Serve's default
     strategy_line: int | None  # 0-based, inside serveConfigV2
     config_line: int | None
@@ -92,7 +97,7 @@ def _engines(raw: str) -> Iterator[_Engine]:
                 tp=tp,
                 pp=pp,
                 dp=_int(engine.get("data_parallel_size")),
-                strategy=str(pg.get("strategy", "PACK")),
+                strategy=str(pg["strategy"]) if pg.get("strategy") else None,
                 bundle_gpus=_bundle_gpus(pg, tp * pp) if pg else None,
                 strategy_line=node_line(root, (*path, "placement_group_config", "strategy")),
                 config_line=node_line(root, path),
@@ -113,10 +118,29 @@ def _max_worker_gpus(view: SubjectView) -> int:
     )
 
 
-def _serve_outcomes(view: SubjectView, raw: str) -> Iterator[Outcome]:
+def _ray_version(view: SubjectView, spec: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """The cluster's `rayVersion`, else the Ray version of its images' tags."""
+    for key in ("rayClusterConfig", "rayClusterSpec"):
+        cluster = spec.get(key)
+        if isinstance(cluster, Mapping) and ray_version(cluster.get("rayVersion")):
+            return ray_version(cluster.get("rayVersion"))
+    templates = view.workload.templates if view.workload is not None else ()
+    for template in templates:
+        for container in template.main_containers:
+            found = ray_version_from_image(container.image)
+            if found is not None:
+                return found
+    return None
+
+
+def _serve_outcomes(
+    view: SubjectView, raw: str, version: tuple[int, ...] | None
+) -> Iterator[Outcome]:
     node_gpus = _max_worker_gpus(view)
     path: Path = ("spec", "serveConfigV2")
-    for engine in _engines(raw):
+    for found in _engines(raw):
+        default = default_placement_strategy(version, found.pp) if found.strategy is None else None
+        engine = replace(found, strategy=found.strategy or default or "PACK")
         workers = engine.tp * engine.pp
         line = engine.strategy_line if engine.strategy_line is not None else engine.config_line
         evidence = (
@@ -149,6 +173,25 @@ def _serve_outcomes(view: SubjectView, raw: str) -> Iterator[Outcome]:
                 inner_line=line,
                 evidence=evidence,
             )
+        elif node_gpus and reserved > node_gpus and default is not None:
+            where = ".".join(str(part) for part in version or ())
+            yield Outcome(
+                message=f"{engine.model}: on Ray {where}, Ray Serve LLM places the {workers} "
+                f"tensor-parallel workers of one engine (TP {engine.tp}) with STRICT_PACK when "
+                "the config names no strategy, so all of them must be on one node, but the "
+                f"largest Ray worker pod has {node_gpus} GPUs: the placement group can never be "
+                "scheduled and the replica stays pending; give the worker pods "
+                f"{workers} GPUs each, or move to Ray >= 2.51 (PACK by default, or "
+                "placement_group_config strategy PACK)",
+                path=path,
+                inner_line=line,
+                evidence=(
+                    *evidence,
+                    Evidence("manifest", "ray_version", where),
+                    Evidence("manifest", "max_worker_pod_gpus", node_gpus),
+                ),
+                severity=Severity.error,
+            )
         elif node_gpus and reserved > node_gpus:
             yield Outcome(
                 message=f"{engine.model}: STRICT_PACK puts all {reserved:g} GPUs of one engine "
@@ -168,7 +211,7 @@ def pg_strategy(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcom
         return
     raw = spec.get("serveConfigV2")
     if isinstance(raw, str):
-        yield from _serve_outcomes(view, raw)
+        yield from _serve_outcomes(view, raw, _ray_version(view, spec))
     entrypoint = spec.get("entrypoint")
     if isinstance(entrypoint, str):
         tp = _TP.search(entrypoint)

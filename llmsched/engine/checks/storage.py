@@ -176,9 +176,10 @@ def _ray_serve_cache(invocation: VllmInvocation, workload: Workload) -> Iterator
         return  # a path inside the Ray pods: too many ways to provide it to judge here
     uncached: list[str] = []
     cache, why = DEFAULT_HF_CACHE, "default HF cache"
-    for template in workload.templates:
-        if template.role != "worker" or not template.main_containers:
-            continue
+    hosts = [t for t in workload.templates if t.role == "worker" and t.main_containers]
+    if not hosts:  # a head-only cluster: the head runs the replicas
+        hosts = [t for t in workload.templates if t.role == "head" and t.main_containers]
+    for template in hosts:
         container = template.main_containers[0]  # KubeRay: the Ray container comes first
         env = {**container.env, **_runtime_env_vars(invocation)}
         cache, why = hf_cache_dir(env, invocation.explicit)

@@ -7,6 +7,10 @@ import re
 UNKNOWN_VERSION = "unknown"
 _VERSION_IN_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:(?:rc|\.post|post)\d+)?)(?:[-+_.].*)?$")
 _NEWEST_TAGS = {"latest", "nightly", "main"}
+# Images with vLLM inside whose tag is their own project's release, not vLLM's:
+# nvcr.io/nvidia/ai-dynamo/vllm-runtime:<Dynamo version> (ai-dynamo/dynamo deploy/*.yaml),
+# kserve/vllmserver:<KServe version>.
+_OTHER_PROJECT_TAGS = ("ai-dynamo/", "kserve/")
 
 ERAS = ("v0", "v1-with-v0", "v1")
 
@@ -23,6 +27,8 @@ def vllm_version_from_image(image: str | None) -> str | None:
     repo = name[: len(name) - len(last)] + repo_tail
     if "vllm" not in repo.lower() or "ray" in repo_tail.lower():
         return UNKNOWN_VERSION
+    if any(part in repo.lower() for part in _OTHER_PROJECT_TAGS):
+        return UNKNOWN_VERSION if sep and tag.lower() not in _NEWEST_TAGS else None
     if not sep:
         return UNKNOWN_VERSION if digest else None
     if tag.lower() in _NEWEST_TAGS:

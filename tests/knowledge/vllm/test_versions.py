@@ -26,6 +26,10 @@ from llmsched.knowledge.vllm.versions import at_least, engine_era, vllm_version_
         ("rayproject/ray:2.44.0", "unknown"),
         ("python:3.11", "unknown"),
         ("vllm/vllm-openai:my-build", "unknown"),
+        # the tag is Dynamo's / KServe's release, not vLLM's
+        ("nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0", "unknown"),
+        ("kserve/vllmserver:v0.13.0", "unknown"),
+        ("kserve/vllmserver:latest", None),
         (None, "unknown"),
     ],
 )
