@@ -254,6 +254,18 @@ def cluster_subject(facts: Facts) -> Subject:
             if e.data.get("upgrade_to")
         ],
         "signatures": signatures,
+        # GPUs nvidia-smi lists on a node (the driver sees them, whatever Kubernetes says)
+        "smi_gpus": max(
+            (int(o.fields.get("gpu_count") or 0) for o in facts.observations
+             if o.signature == "node.nvidia-smi"),
+            default=0,
+        ),
+        # frames of Ray's worker in a traceback: the code below them ran in a Ray task/actor
+        "ray_frames": [
+            {"path": o.location.path, "line": o.location.line}
+            for o in facts.observations
+            if o.signature == "ray.traceback.actor-frame" and o.location is not None
+        ],
         **_ray_cluster_keys(facts),
         "k8s_nodes": [
             {

@@ -285,3 +285,37 @@ def attach_pod_observation(facts: Facts, observation: Observation) -> None:
     subject.observations.append(observation)
     if subject.location is None:
         subject.location = observation.location
+    if observation.signature == "k8s.pod.row":
+        merge_pod_row(subject.data, observation.fields)
+
+
+# `kubectl get pods` STATUS column: the pod phase, or the reason a container waits or last
+# ended (kubectl prints the most telling one, e.g. `CrashLoopBackOff`, `OOMKilled`)
+_ROW_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Terminating")
+_ROW_TERMINATED = ("OOMKilled", "Error", "Completed", "ContainerCannotRun", "StartError")
+
+
+def merge_pod_row(pod: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    """What one `kubectl get pods` row says about the pod, where nothing better said it."""
+    status = str(fields.get("status") or "")
+    reason = status.removeprefix("Init:")
+    if status in _ROW_PHASES:
+        pod["phase"] = pod["phase"] or ("Running" if status == "Terminating" else status)
+        pod["deleting"] = pod["deleting"] or status == "Terminating"
+    elif reason in _ROW_TERMINATED:
+        pod["last_state_reason"] = pod["last_state_reason"] or reason
+        pod["phase"] = pod["phase"] or "Running"
+    elif reason:
+        pod["waiting_reason"] = pod["waiting_reason"] or reason
+        pod["phase"] = pod["phase"] or ("Pending" if "Container" in reason else "Running")
+    if reason == "OOMKilled" and pod["last_exit_code"] is None:
+        pod["last_exit_code"] = 137  # the kernel's SIGKILL: 128 + 9
+    restarts = fields.get("restarts")
+    if isinstance(restarts, int):
+        pod["restarts"] = max(pod["restarts"], restarts)
+    ready = str(fields.get("ready") or "")
+    if "/" in ready and pod["ready"] is None:
+        have, _, want = ready.partition("/")
+        pod["ready"] = have == want and have != "0"
+    if fields.get("node") and not pod["node"]:
+        pod["node"] = fields["node"]
