@@ -240,8 +240,14 @@ def cluster_subject(facts: Facts) -> Subject:
         "ray_collected": bool(ray_views),
         "ray_gpus_total": sum(ray_gpus) if ray_gpus else None,
         "ray_pending_gpu_demand": sum(r["pending_gpu_demand"] for r in ray_views),
+        # the versions logged, and those a pasted `pip freeze` line says are installed
         "vllm_versions": sorted(
-            {str(e.data["version"]) for e in facts.endpoints.values() if e.data.get("version")}
+            {
+                str(e.data[key])
+                for e in facts.endpoints.values()
+                for key in ("version", "installed_version")
+                if e.data.get(key)
+            }
         ),
         "vllm_config": _vllm_config_by_name(facts.endpoints.values()),
         "vllm_upgrades": [

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from llmsched.diagnose.facts.engine_args import merge_engine_fragment
 from llmsched.diagnose.facts.subjects import Facts, Subject
 from llmsched.evidence.observations import MetricsEvidence, Observation
 from llmsched.snapshot import EngineMetrics
@@ -18,6 +19,8 @@ VLLM_STARTUP_ERRORS = (
     "vllm.no-cache-memory",
     "vllm.gpu-memory-fraction",
 )
+# how the engine was started, from pasted fragments (facts/engine_args.py)
+ENGINE_FRAGMENTS = ("vllm.command-line", "vllm.llm-kwargs", "vllm.package-version")
 _VLLM_REGRESSION_WORDS = re.compile(
     r"regress|slow|decrease|degrad|drop|worse|lower|higher (?:ttft|latency)|下降|变慢|变高|退步",
     re.IGNORECASE,
@@ -276,6 +279,8 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
     elif signature == "vllm.version":
         data["version"] = fields.get("version") or data["version"]
         data["engine"] = fields.get("engine") or data["engine"]
+    elif signature in ENGINE_FRAGMENTS:
+        merge_engine_fragment(data, observation)
     elif signature == "vllm.engine-args":
         args = fields.get("args")
         if isinstance(args, Mapping):
