@@ -127,7 +127,12 @@ def _from_log(facts: Facts, namespace: str, pod: str, container: str, text: str)
 
 
 def _from_observations(facts: Facts, observations: Iterable[Observation]) -> None:
+    first_path: dict[tuple[str, str], str | None] = {}
     for observation in observations:
+        path = observation.location.path if observation.location else None
+        seen = first_path.setdefault((observation.signature, observation.text), path)
+        if seen != path:  # the same line pasted in two inputs is one fact, counted once
+            continue
         facts.observations.append(observation)
         fields = observation.fields
         signature = observation.signature

@@ -38,6 +38,7 @@ def new_pod(namespace: str | None, name: str) -> dict[str, Any]:
         "ready": None,
         "gpu_limit": 0,
         "gpu_request": 0,
+        "spec_known": False,  # the containers' resources were seen (API object, describe)
         "restarts": 0,
         "last_state_reason": None,
         "last_exit_code": None,
@@ -103,6 +104,7 @@ def pod_from_object(item: Mapping[str, Any]) -> dict[str, Any]:
         ray_node_type=labels.get("ray.io/node-type"),
         images=images,
         deleting=meta.get("deletionTimestamp") is not None,
+        spec_known=bool(spec.get("containers")),
     )
     _pod_spec_extras(pod, spec)
     return pod
@@ -130,6 +132,7 @@ def pod_from_describe(fields: Mapping[str, Any]) -> dict[str, Any]:
             (c.get("state_reason") for c in containers if c.get("state") == "Waiting"), None
         ),
         images=[str(c.get("image", "")) for c in containers if c.get("image")],
+        spec_known=bool(containers),
     )
     labels = fields.get("labels")
     if isinstance(labels, Mapping):
