@@ -64,7 +64,7 @@ def test_rule_logic_compiles(path: Path) -> None:
 CHECKLIST_DIAGNOSE_IDS = (
     [f"DK8S{n:02d}" for n in range(1, 15)]
     + [f"DRAY{n:02d}" for n in range(1, 11)]
-    + [f"DVLLM{n:02d}" for n in range(1, 10)]
+    + [f"DVLLM{n:02d}" for n in range(1, 11)]
 )
 DIAGNOSE_CASES = Path(__file__).parent / "diagnose_cases"
 

@@ -24,6 +24,13 @@ def _is_device_plugin(pod: Mapping[str, Any]) -> bool:
     )
 
 
+def _advertises_none(node: Mapping[str, Any], smi_gpus: int) -> bool:
+    """A GPU node (by its labels, or nvidia-smi output beside it) with 0 GPUs in Kubernetes."""
+    if node["looks_like_gpu_node"] and node["gpu_capacity"] == 0:
+        return True
+    return bool(smi_gpus) and node.get("gpu_reported", False) and node["gpu_allocatable"] == 0
+
+
 @diagnose_check("gpus_not_advertised")
 def gpus_not_advertised(
     variables: Mapping[str, Any], params: Mapping[str, Any]
@@ -32,11 +39,14 @@ def gpus_not_advertised(
     plugin_errors: Mapping[str, str] = params["device_plugin_errors"]
     errors = [s for s in plugin_errors if s in cluster["signatures"]]
     waiting = [p["name"] for p in pods if _waits_for_gpus(p)]
-    unadvertised = [n["name"] for n in nodes if n["looks_like_gpu_node"] and n["gpu_capacity"] == 0]
-    if not errors and not (waiting and unadvertised):
+    smi_gpus = int(cluster.get("smi_gpus") or 0)
+    unadvertised = [n["name"] for n in nodes if _advertises_none(n, smi_gpus)]
+    if not errors and not (unadvertised and (waiting or smi_gpus)):
         return None
     if unadvertised:
         nodes_text = str(params["nodes_advertise_none"]).format(nodes=", ".join(unadvertised))
+        if smi_gpus:
+            nodes_text += str(params["smi_sees_gpus"]).format(count=smi_gpus)
         if cluster["k8s_collected"]:
             nodes_text += str(params["nodes_advertising"]).format(count=cluster["gpu_nodes"])
     else:

@@ -127,7 +127,12 @@ def _from_log(facts: Facts, namespace: str, pod: str, container: str, text: str)
 
 
 def _from_observations(facts: Facts, observations: Iterable[Observation]) -> None:
+    first_path: dict[tuple[str, str], str | None] = {}
     for observation in observations:
+        path = observation.location.path if observation.location else None
+        seen = first_path.setdefault((observation.signature, observation.text), path)
+        if seen != path:  # the same line pasted in two inputs is one fact, counted once
+            continue
         facts.observations.append(observation)
         fields = observation.fields
         signature = observation.signature
@@ -147,7 +152,8 @@ def _from_observations(facts: Facts, observations: Iterable[Observation]) -> Non
                 "node", node["name"], node, [observation], observation.location
             )
             continue
-        if observation.layer == "ray" or signature.startswith("ray."):
+        # vLLM's Ray executor reports Ray placement facts: the Ray subject judges them too
+        if observation.layer == "ray" or signature.startswith(("ray.", "vllm.ray.")):
             key = f"ray:{observation.location.path if observation.location else 'text'}"
             subject = facts.ray.setdefault(key, Subject("ray", key, ray_base(None)))
             subject.observations.append(observation)
@@ -155,6 +161,8 @@ def _from_observations(facts: Facts, observations: Iterable[Observation]) -> Non
                 subject.location = observation.location
             merge_ray_observation(subject.data, observation)
         if observation.layer == "kubernetes" or signature.startswith(("k8s.", "deviceplugin.")):
+            if signature == "k8s.node.row":
+                continue
             if fields.get("pod") or fields.get("kind") == "Pod":
                 attach_pod_observation(facts, observation)
             else:
@@ -167,22 +175,22 @@ def _from_observations(facts: Facts, observations: Iterable[Observation]) -> Non
             attach_endpoint_observation(facts, key, observation)
 
 
+# Kubernetes messages about the node or its GPU stack rather than about one pod
+_NODE_LEVEL = ("deviceplugin.", "gpuoperator.", "node.")
+
+
 def _attach_unowned(facts: Facts, observation: Observation) -> None:
-    """A Kubernetes message with no pod named (a FailedScheduling line pasted alone)."""
-    if observation.signature.startswith("k8s.pending") or observation.signature in (
-        "k8s.event",
-        "k8s.extended-resource-request-limit",
-        "k8s.probe.liveness-failed",
-        "k8s.crash-loop",
-        "k8s.oom-killed",
-    ):
-        name = observation.fields.get("name") or "(pod not named)"
-        key = pod_key(observation.fields.get("namespace"), name)
-        subject = facts.pods.setdefault(
-            key, Subject("pod", key, new_pod(observation.fields.get("namespace"), str(name)))
-        )
-        subject.observations.append(observation)
-        if subject.location is None:
-            subject.location = observation.location
-    elif observation.signature.startswith("deviceplugin."):
+    """A Kubernetes message with no pod named (a FailedScheduling line pasted alone): it is
+    about some pod all the same, so an unnamed pod carries it; node-level messages go to the
+    cluster."""
+    if observation.signature.startswith(_NODE_LEVEL) or observation.fields.get("kind") == "Node":
         facts.cluster.observations.append(observation)
+        return
+    name = observation.fields.get("name") or "(pod not named)"
+    key = pod_key(observation.fields.get("namespace"), name)
+    subject = facts.pods.setdefault(
+        key, Subject("pod", key, new_pod(observation.fields.get("namespace"), str(name)))
+    )
+    subject.observations.append(observation)
+    if subject.location is None:
+        subject.location = observation.location

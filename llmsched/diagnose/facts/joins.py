@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -9,8 +10,11 @@ from typing import Any
 from llmsched.diagnose.facts.pods import scheduling
 from llmsched.diagnose.facts.subjects import Facts, Subject
 from llmsched.engine.functions.diag_ray import IPV4
+from llmsched.knowledge.vllm.defaults import engine_defaults
 from llmsched.snapshot import safe_name
 
+# vLLM's KV block size when nothing says otherwise (knowledge/vllm/defaults.yaml)
+DEFAULT_BLOCK_SIZE = int(engine_defaults(None)["block_size"])
 # engine arguments a metrics-only endpoint can borrow from the same server's logs
 _VLLM_CONFIG_KEYS = ("max_num_seqs", "max_model_len", "max_num_batched_tokens", "version")
 
@@ -36,10 +40,18 @@ def _vllm_config_by_name(endpoints: Iterable[Subject]) -> dict[str, dict[str, An
 _ENGINE_LAYERS = ("vllm",)
 
 
+def _in_trouble(pod: Mapping[str, Any]) -> bool:
+    return bool(
+        pod["waiting_reason"] or pod["last_state_reason"] or pod["restarts"] or pod["ready"] is False
+    )
+
+
 def _adopt_unowned_engine_lines(facts: Facts) -> None:
     """Pasted `kubectl describe pod` plus its logs: with exactly one pod named, the engine's
     log lines (which name no pod) are that pod's."""
     named = [p for p in facts.pods.values() if p.data["name"] not in ("", "(pod not named)")]
+    if len(named) > 1:  # a `kubectl get pods` table: the one pod in trouble, if only one is
+        named = [p for p in named if _in_trouble(p.data)]
     if len(named) != 1:
         return
     pod = named[0]
@@ -94,6 +106,22 @@ def _link_pods(facts: Facts) -> None:
             ]
 
 
+def _kv_blocks_from_log(data: dict[str, Any]) -> None:
+    """V1 logs the KV cache in tokens (`GPU KV cache size: 73,216 tokens`) or as
+    `Maximum concurrency for N tokens per request: Xx` (X = blocks / ceil(N / block_size),
+    vllm/v1/core/kv_cache_utils.py); the replay counts blocks."""
+    if data.get("num_gpu_blocks"):
+        return
+    block_size = int(data.get("block_size") or DEFAULT_BLOCK_SIZE)
+    tokens = data.get("kv_cache_tokens")
+    if tokens:
+        data["num_gpu_blocks"] = int(tokens) // block_size
+        return
+    concurrency, length = data.get("max_concurrency"), data.get("max_model_len")
+    if concurrency and length:
+        data["num_gpu_blocks"] = int(float(concurrency) * math.ceil(int(length) / block_size))
+
+
 def link_nodes(facts: Facts) -> None:
     _adopt_unowned_engine_lines(facts)
     for pod in facts.pods.values():
@@ -110,6 +138,8 @@ def link_nodes(facts: Facts) -> None:
     _link_pods(facts)
     for subject in (*facts.endpoints.values(), *facts.ray.values(), *facts.nodes.values()):
         subject.data["signatures"] = subject.signatures
+    for endpoint in facts.endpoints.values():
+        _kv_blocks_from_log(endpoint.data)
 
 
 def _ray_pods(facts: Facts) -> list[dict[str, Any]]:
@@ -240,8 +270,14 @@ def cluster_subject(facts: Facts) -> Subject:
         "ray_collected": bool(ray_views),
         "ray_gpus_total": sum(ray_gpus) if ray_gpus else None,
         "ray_pending_gpu_demand": sum(r["pending_gpu_demand"] for r in ray_views),
+        # the versions logged, and those a pasted `pip freeze` line says are installed
         "vllm_versions": sorted(
-            {str(e.data["version"]) for e in facts.endpoints.values() if e.data.get("version")}
+            {
+                str(e.data[key])
+                for e in facts.endpoints.values()
+                for key in ("version", "installed_version")
+                if e.data.get(key)
+            }
         ),
         "vllm_config": _vllm_config_by_name(facts.endpoints.values()),
         "vllm_upgrades": [
@@ -254,6 +290,18 @@ def cluster_subject(facts: Facts) -> Subject:
             if e.data.get("upgrade_to")
         ],
         "signatures": signatures,
+        # GPUs nvidia-smi lists on a node (the driver sees them, whatever Kubernetes says)
+        "smi_gpus": max(
+            (int(o.fields.get("gpu_count") or 0) for o in facts.observations
+             if o.signature == "node.nvidia-smi"),
+            default=0,
+        ),
+        # frames of Ray's worker in a traceback: the code below them ran in a Ray task/actor
+        "ray_frames": [
+            {"path": o.location.path, "line": o.location.line}
+            for o in facts.observations
+            if o.signature == "ray.traceback.actor-frame" and o.location is not None
+        ],
         **_ray_cluster_keys(facts),
         "k8s_nodes": [
             {

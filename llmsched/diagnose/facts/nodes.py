@@ -37,6 +37,7 @@ def node_from_object(item: Mapping[str, Any]) -> dict[str, Any]:
         "ready": conditions.get("Ready") == "True" if "Ready" in conditions else None,
         "unschedulable": bool(spec.get("unschedulable")),
         "looks_like_gpu_node": any("gpu" in k or "accelerator" in k for k in labels),
+        "gpu_reported": "nvidia.com/gpu" in capacity,
     }
 
 
@@ -54,4 +55,7 @@ def node_from_describe(fields: Mapping[str, Any]) -> dict[str, Any]:
         "ready": None,
         "unschedulable": bool(fields.get("unschedulable")),
         "looks_like_gpu_node": any("gpu" in str(k) or "accelerator" in str(k) for k in labels),
+        # the paste had the Capacity/Allocatable section (a 0 there is a real 0)
+        "gpu_reported": fields.get("gpu_capacity") is not None
+        or fields.get("gpu_allocatable") is not None,
     }

@@ -38,6 +38,7 @@ def new_pod(namespace: str | None, name: str) -> dict[str, Any]:
         "ready": None,
         "gpu_limit": 0,
         "gpu_request": 0,
+        "spec_known": False,  # the containers' resources were seen (API object, describe)
         "restarts": 0,
         "last_state_reason": None,
         "last_exit_code": None,
@@ -103,6 +104,7 @@ def pod_from_object(item: Mapping[str, Any]) -> dict[str, Any]:
         ray_node_type=labels.get("ray.io/node-type"),
         images=images,
         deleting=meta.get("deletionTimestamp") is not None,
+        spec_known=bool(spec.get("containers")),
     )
     _pod_spec_extras(pod, spec)
     return pod
@@ -130,6 +132,7 @@ def pod_from_describe(fields: Mapping[str, Any]) -> dict[str, Any]:
             (c.get("state_reason") for c in containers if c.get("state") == "Waiting"), None
         ),
         images=[str(c.get("image", "")) for c in containers if c.get("image")],
+        spec_known=bool(containers),
     )
     labels = fields.get("labels")
     if isinstance(labels, Mapping):
@@ -285,3 +288,37 @@ def attach_pod_observation(facts: Facts, observation: Observation) -> None:
     subject.observations.append(observation)
     if subject.location is None:
         subject.location = observation.location
+    if observation.signature == "k8s.pod.row":
+        merge_pod_row(subject.data, observation.fields)
+
+
+# `kubectl get pods` STATUS column: the pod phase, or the reason a container waits or last
+# ended (kubectl prints the most telling one, e.g. `CrashLoopBackOff`, `OOMKilled`)
+_ROW_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Terminating")
+_ROW_TERMINATED = ("OOMKilled", "Error", "Completed", "ContainerCannotRun", "StartError")
+
+
+def merge_pod_row(pod: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    """What one `kubectl get pods` row says about the pod, where nothing better said it."""
+    status = str(fields.get("status") or "")
+    reason = status.removeprefix("Init:")
+    if status in _ROW_PHASES:
+        pod["phase"] = pod["phase"] or ("Running" if status == "Terminating" else status)
+        pod["deleting"] = pod["deleting"] or status == "Terminating"
+    elif reason in _ROW_TERMINATED:
+        pod["last_state_reason"] = pod["last_state_reason"] or reason
+        pod["phase"] = pod["phase"] or "Running"
+    elif reason:
+        pod["waiting_reason"] = pod["waiting_reason"] or reason
+        pod["phase"] = pod["phase"] or ("Pending" if "Container" in reason else "Running")
+    if reason == "OOMKilled" and pod["last_exit_code"] is None:
+        pod["last_exit_code"] = 137  # the kernel's SIGKILL: 128 + 9
+    restarts = fields.get("restarts")
+    if isinstance(restarts, int):
+        pod["restarts"] = max(pod["restarts"], restarts)
+    ready = str(fields.get("ready") or "")
+    if "/" in ready and pod["ready"] is None:
+        have, _, want = ready.partition("/")
+        pod["ready"] = have == want and have != "0"
+    if fields.get("node") and not pod["node"]:
+        pod["node"] = fields["node"]

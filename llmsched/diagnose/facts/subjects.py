@@ -60,6 +60,8 @@ def _evidence_subject(observation: Observation) -> Subject:
             "source": observation.source,
             "text": observation.text,
             "fields": dict(observation.fields),
+            "path": observation.location.path if observation.location else None,
+            "line": observation.location.line if observation.location else None,
         },
         [observation],
         observation.location,

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from llmsched.diagnose.facts.engine_args import merge_engine_fragment
 from llmsched.diagnose.facts.subjects import Facts, Subject
 from llmsched.evidence.observations import MetricsEvidence, Observation
 from llmsched.snapshot import EngineMetrics
@@ -18,6 +19,8 @@ VLLM_STARTUP_ERRORS = (
     "vllm.no-cache-memory",
     "vllm.gpu-memory-fraction",
 )
+# how the engine was started, from pasted fragments (facts/engine_args.py)
+ENGINE_FRAGMENTS = ("vllm.command-line", "vllm.llm-kwargs", "vllm.package-version")
 _VLLM_REGRESSION_WORDS = re.compile(
     r"regress|slow|decrease|degrad|drop|worse|lower|higher (?:ttft|latency)|下降|变慢|变高|退步",
     re.IGNORECASE,
@@ -81,7 +84,31 @@ def endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "kv_usage_first": None,
         "metrics_scrapes": [],  # the raw /metrics texts, for the replay's workload estimate
         "metrics_interval_s": None,
+        # the engine stalled (DVLLM10): consecutive samples, up to the last one, where
+        # requests wait and nothing runs or no token is produced; waiting at the stall's
+        # first and last sample
+        "stalled_tail": 0,
+        "stall_waiting_first": None,
+        "stall_waiting_last": None,
     }
+
+
+def _stalled(running: Any, waiting: Any, prompt_tps: Any, gen_tps: Any) -> bool:
+    """One stats sample of a wedged engine: requests wait, and nothing runs or nothing at all
+    (prefill or decode) was produced since the previous sample."""
+    if not waiting or waiting <= 0 or running is None:
+        return False
+    return running == 0 or (not prompt_tps and not gen_tps)
+
+
+def _track_stall(data: dict[str, Any], stalled: bool, waiting: Any) -> None:
+    if not stalled:
+        data["stalled_tail"], data["stall_waiting_first"] = 0, None
+        return
+    if data["stalled_tail"] == 0:
+        data["stall_waiting_first"] = waiting
+    data["stalled_tail"] += 1
+    data["stall_waiting_last"] = waiting
 
 
 def _quantile(engine: EngineMetrics, name: str, q: float) -> float | None:
@@ -161,7 +188,25 @@ def add_metrics_endpoint(facts: Facts, evidence: MetricsEvidence) -> None:
         kv = [e.gauges.get("kv_cache_usage_perc") for e in first.engines.values()]
         data["waiting_first"] = sum(w for w in waiting if w is not None) if waiting else None
         data["kv_usage_first"] = max((k for k in kv if k is not None), default=None)
+        _metrics_stall(data, first, last)
     facts.endpoints[key] = Subject("endpoint", key, data, [], evidence.location)
+
+
+def _metrics_stall(data: dict[str, Any], first: Any, last: Any) -> None:
+    """Two scrapes: a stall when requests wait in both and, between them, nothing ran or no
+    prompt or generation token was counted."""
+
+    def total(metrics: Any, kind: str, name: str) -> float:
+        return sum(getattr(e, kind).get(name, 0.0) for e in metrics.engines.values())
+
+    produced = any(
+        total(last, "counters", name) > total(first, "counters", name)
+        for name in ("prompt_tokens_total", "generation_tokens_total")
+    )
+    for metrics in (first, last):
+        waiting = total(metrics, "gauges", "num_requests_waiting")
+        running = total(metrics, "gauges", "num_requests_running")
+        _track_stall(data, waiting > 0 and (running == 0 or not produced), waiting)
 
 
 def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> None:
@@ -187,6 +232,13 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         if data["samples"] == 0:
             data["waiting_first"], data["kv_usage_first"] = waiting, kv
         data["samples"] += 1
+        _track_stall(
+            data,
+            _stalled(
+                running, waiting, fields.get("prompt_throughput"), fields.get("generation_throughput")
+            ),
+            waiting,
+        )
     elif signature == "vllm.preemption":
         data["preemption_warnings"] += 1
         data["preemption_mode"] = fields.get("mode") or data["preemption_mode"]
@@ -227,6 +279,8 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
     elif signature == "vllm.version":
         data["version"] = fields.get("version") or data["version"]
         data["engine"] = fields.get("engine") or data["engine"]
+    elif signature in ENGINE_FRAGMENTS:
+        merge_engine_fragment(data, observation)
     elif signature == "vllm.engine-args":
         args = fields.get("args")
         if isinstance(args, Mapping):

@@ -4,6 +4,7 @@ probe budgets and GPU models, as one-liners over the pod/cluster facts."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from llmsched.engine.functions import cel_function
@@ -202,3 +203,24 @@ def request_limit_rejection(text: Any) -> dict[str, Any]:
     if match:
         out.update(resource=match["resource"], request=match["request"], limit=match["limit"])
     return out
+
+
+# Volumes Kubernetes or a service mesh adds to every pod, and the shared-memory emptyDir:
+# a mount failure of one of these says nothing about the model's weights.
+_SYSTEM_VOLUME = re.compile(r"^(?:kube-api-access-|default-token-|[\w-]+-token-|istio-|dshm$|shm$)")
+_UNMOUNTED_LIST = re.compile(r"unmounted volumes=\[?([^\]]{0,300})\]")
+
+
+@cel_function
+def mount_failed_volumes(evidence: Any) -> list[str]:
+    """The volumes a `FailedMount`/`MountVolume` message says could not be mounted, other than
+    the ones every pod gets (service-account token, /dev/shm)."""
+    if not isinstance(evidence, Mapping):
+        return []
+    fields = evidence.get("fields") or {}
+    names = [str(fields["volume"])] if fields.get("volume") else []
+    match = _UNMOUNTED_LIST.search(str(evidence.get("text") or ""))
+    if match:
+        names.extend(n.strip(" ,") for n in match.group(1).split())
+    seen = dict.fromkeys(n for n in names if n and not _SYSTEM_VOLUME.match(n))
+    return list(seen)

@@ -279,3 +279,21 @@ def ray_unmatched_pins(pins: Any) -> list[Mapping[str, Any]]:
         if (ips and target not in ips) or not IPV4.match(target):
             out.append(pin)
     return out
+
+
+# A Python traceback, with its chained causes, spans tens of lines; a Ray frame this close
+# in the same paste belongs to the same error.
+_TRACEBACK_SPAN = 60
+
+
+@cel_function
+def ray_frame_near(evidence: Any, frames: Any) -> bool:
+    """A Ray worker frame (`ray/_private/worker.py`, `ray::Actor.method()`) in the same input
+    within a traceback's span of this line: the error was raised inside a Ray task/actor."""
+    if not isinstance(evidence, Mapping) or evidence.get("line") is None:
+        return False
+    path, line = evidence.get("path"), int(evidence["line"])
+    return any(
+        f.get("path") == path and abs(int(f.get("line") or 0) - line) <= _TRACEBACK_SPAN
+        for f in _items(frames)
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from llmsched.diagnose.facts import build_facts
+from llmsched.evidence.sniff import sniff_text
 from llmsched.snapshot import Snapshot
 
 CASES = Path(__file__).resolve().parents[2] / "rules" / "diagnose_cases"
@@ -42,3 +43,26 @@ def test_a_pod_links_to_its_siblings_and_its_engine() -> None:
         assert sorted(s["name"] for s in pod["siblings"]) == sorted(
             n for n in owners[pod["owner"]] if n != pod["name"]
         )
+
+
+def test_the_kv_cache_size_in_tokens_gives_the_replay_its_blocks() -> None:
+    text = (
+        "INFO 11-29 10:01:02 [kv_cache_utils.py:1087] GPU KV cache size: 73,216 tokens\n"
+        "INFO 11-29 10:01:02 [kv_cache_utils.py:1091] Maximum concurrency for 8,192 tokens per "
+        "request: 8.94x\n"
+    )
+    facts = build_facts(None, sniff_text(text, "kv.log"))
+    (endpoint,) = facts.endpoints.values()
+    assert endpoint.data["kv_cache_tokens"] == 73216
+    assert endpoint.data["num_gpu_blocks"] == 73216 // 16
+
+
+def test_one_line_pasted_in_two_inputs_counts_once() -> None:
+    line = (
+        "WARNING 05-19 10:13:51 scheduler.py:1057 Sequence group 221 is preempted by "
+        "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space.\n"
+    )
+    sniffed = sniff_text(line, "a.log")
+    sniffed.extend(sniff_text(line, "b.log"))
+    facts = build_facts(None, sniffed)
+    assert sum(o.signature == "vllm.preemption" for o in facts.observations) == 1

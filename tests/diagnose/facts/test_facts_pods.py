@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from llmsched.diagnose.facts.pods import pod_from_describe, pod_from_object, scheduling
+from llmsched.diagnose.facts.pods import (
+    merge_pod_row,
+    new_pod,
+    pod_from_describe,
+    pod_from_object,
+    scheduling,
+)
 from llmsched.evidence.observations import Observation
 
 
@@ -61,3 +67,17 @@ def test_scheduling_keeps_the_largest_count_per_reason() -> None:
     ])
     assert verdict == {"total": 5, "insufficient_gpu": 3, "untolerated_taint": 2,
                        "taints": [{"taint": "gpu=true", "nodes": 2}]}
+
+
+def test_a_get_pods_row_fills_what_nothing_better_said() -> None:
+    pod = new_pod("default", "vllm-0")
+    merge_pod_row(pod, {"status": "OOMKilled", "ready": "0/1", "restarts": 3})
+    assert (pod["last_state_reason"], pod["last_exit_code"], pod["restarts"]) == (
+        "OOMKilled", 137, 3)
+    assert pod["ready"] is False
+    waiting = new_pod("default", "vllm-1")
+    merge_pod_row(waiting, {"status": "CrashLoopBackOff", "ready": "1/1", "restarts": 0})
+    assert waiting["waiting_reason"] == "CrashLoopBackOff" and waiting["ready"] is True
+    pending = new_pod("default", "vllm-2")
+    merge_pod_row(pending, {"status": "Pending"})
+    assert pending["phase"] == "Pending"

@@ -42,3 +42,18 @@ def test_cuda_oom_before_any_stats_is_a_startup_error() -> None:
         {"signature": "cuda.oom", "tried_gib": 2.0}
     ]
     assert facts.endpoints["log:y"].data["startup_errors"] == []
+
+
+def test_a_stall_counts_consecutive_waiting_samples_with_nothing_running() -> None:
+    facts = Facts()
+    samples = ((4, 0, 100.0), (0, 12, 0.0), (0, 22, 0.0))  # running, waiting, tokens/s
+    for running, waiting, tps in samples:
+        attach_endpoint_observation(facts, "log:x", _line(
+            "vllm.stats", running=running, waiting=waiting, prompt_throughput=tps,
+            generation_throughput=tps))
+    data = facts.endpoints["log:x"].data
+    assert (data["stalled_tail"], data["stall_waiting_first"], data["stall_waiting_last"]) == (
+        2, 12, 22)
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.stats", running=3, waiting=5, prompt_throughput=10.0, generation_throughput=50.0))
+    assert data["stalled_tail"] == 0  # it recovered: the last sample is not stalled

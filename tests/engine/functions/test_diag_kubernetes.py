@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmsched.engine.functions.diag_kubernetes import owner_gpu_products
+from llmsched.engine.functions.diag_kubernetes import mount_failed_volumes, owner_gpu_products
 
 
 def _pod(product: str | None, gpus: int, *siblings: dict[str, object]) -> dict[str, object]:
@@ -18,3 +18,13 @@ def test_one_model_or_pods_without_gpus_give_null() -> None:
     assert owner_gpu_products(_pod("NVIDIA-L4", 1, _pod("NVIDIA-L4", 1))) is None
     # a CPU sidecar pod on another node type does not make the pool mixed
     assert owner_gpu_products(_pod("NVIDIA-L4", 1, _pod("NVIDIA-A100-SXM4-80GB", 0))) is None
+
+
+def test_mount_failed_volumes_leaves_out_the_ones_every_pod_gets() -> None:
+    text = (
+        "Unable to attach or mount volumes: unmounted volumes=[model-weights dshm], "
+        "unattached volumes=[kube-api-access-7xk2d model-weights dshm]"
+    )
+    assert mount_failed_volumes({"fields": {}, "text": text}) == ["model-weights"]
+    assert mount_failed_volumes({"fields": {"volume": "kube-api-access-7xk2d"}, "text": ""}) == []
+    assert mount_failed_volumes({"fields": {"volume": "llama-pvc"}, "text": ""}) == ["llama-pvc"]
