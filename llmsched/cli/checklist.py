@@ -20,6 +20,7 @@ from llmsched.cli.options import (
     emit,
     split_list,
 )
+from llmsched.cli.rules import RulesFormat, RulesFormatOpt, print_rules
 
 app = typer.Typer(no_args_is_help=True, help="Check manifests against the three-layer checklist.")
 
@@ -91,11 +92,8 @@ def lint(
 
 @app.command("list")
 def list_rules(
-    output: Annotated[
-        OutputFormat, typer.Option("-o", "--output", help="text or json.")
-    ] = OutputFormat.text,
+    output: RulesFormatOpt = RulesFormat.text,
 ) -> None:
     """List the lint rules (same as `llmsched rules --kind lint`)."""
-    from llmsched.cli.rules import print_rules
 
     print_rules(kind="lint", output=output.value, rules_dir=[])

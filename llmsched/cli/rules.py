@@ -3,16 +3,33 @@
 from __future__ import annotations
 
 import json
+from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from llmsched.cli.options import OutputFormat, RulesDirOpt
+from llmsched.cli.options import RulesDirOpt
 
 if TYPE_CHECKING:
     from llmsched.engine.spec import RuleSpec
 
 app = typer.Typer(help="List the rules, or explain one.", invoke_without_command=True)
+
+
+class RulesFormat(str, Enum):
+    """What a rule listing can be written as; a findings format (sarif, junit) is refused
+    by the option parser (exit 2) rather than answered with a table."""
+
+    text = "text"
+    json = "json"
+
+
+class RuleKind(str, Enum):
+    lint = "lint"
+    diagnose = "diagnose"
+
+
+RulesFormatOpt = Annotated[RulesFormat, typer.Option("-o", "--output", help="text or json.")]
 
 
 def _load(kind: str | None, rules_dir: list[str]) -> list[RuleSpec]:
@@ -58,23 +75,19 @@ def print_rules(kind: str | None, output: str, rules_dir: list[str]) -> None:
 @app.callback()
 def rules(
     ctx: typer.Context,
-    output: Annotated[
-        OutputFormat, typer.Option("-o", "--output", help="text or json.")
-    ] = OutputFormat.text,
-    kind: Annotated[str | None, typer.Option("--kind", help="lint or diagnose.")] = None,
+    output: RulesFormatOpt = RulesFormat.text,
+    kind: Annotated[RuleKind | None, typer.Option("--kind", help="lint or diagnose.")] = None,
     rules_dir: RulesDirOpt = None,
 ) -> None:
     """List every rule with its ID, name, layer and severity."""
     if ctx.invoked_subcommand is None:
-        print_rules(kind, output.value, rules_dir or [])
+        print_rules(kind.value if kind else None, output.value, rules_dir or [])
 
 
 @app.command("explain")
 def explain(
     rule_id: Annotated[str, typer.Argument(help="A rule ID (K8S010) or name (tp-gpu-mismatch).")],
-    output: Annotated[
-        OutputFormat, typer.Option("-o", "--output", help="text or json.")
-    ] = OutputFormat.text,
+    output: RulesFormatOpt = RulesFormat.text,
     rules_dir: RulesDirOpt = None,
 ) -> None:
     """Show one rule: what it checks, why, how to fix it, with examples."""
