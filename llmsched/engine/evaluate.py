@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from llmsched.config import Config
 from llmsched.engine.cel import Activation, EvaluationError, compile_expression
 from llmsched.engine.checks import CheckFunction, Outcome, all_checks
 from llmsched.engine.functions import all_functions
+from llmsched.engine.request_length import WORKLOAD_PARAM, WORKLOAD_SOURCE_PARAM, config_workload
 from llmsched.engine.scope import LintInput, SubjectView, expand
 from llmsched.engine.spec import RuleSpec, Validation
 from llmsched.engine.suppress import suppression_reason
@@ -30,6 +31,7 @@ class CompiledRule:
     validations: tuple[tuple[Validation, Any, Any], ...] = ()
     evidence: tuple[tuple[str, Any], ...] = ()
     check: CheckFunction | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)  # the rule's, plus the config's
     overridden: bool = False  # the config sets this rule's severity: it beats a check's own
 
     @property
@@ -43,6 +45,12 @@ class CompiledRule:
 
 def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRule]:
     checks = all_checks()
+    workload = config_workload(config.workload, config.source)
+    from_config = (
+        {WORKLOAD_PARAM: workload.tokens, WORKLOAD_SOURCE_PARAM: workload.source}
+        if workload is not None
+        else {}
+    )
     compiled = []
     for spec in specs:
         where = spec.path
@@ -74,6 +82,7 @@ def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRul
                 ),
                 evidence=tuple((key, program(expr)) for key, expr in spec.evidence.items()),
                 check=check,
+                params={**spec.params, **from_config} if check is not None else spec.params,
             )
         )
     return compiled
@@ -159,7 +168,7 @@ class Evaluator:
                     local[name] = activation.evaluate(program)
                 activation.with_variable("variables", local)
             if rule.check is not None:
-                self._record(rule, view, rule.check(view, rule.spec.params))
+                self._record(rule, view, rule.check(view, rule.params))
                 return
             outcomes = []
             for validation, expression, message_program in rule.validations:

@@ -84,3 +84,40 @@ def test_judged_fine_is_said_at_info_and_passes_a_warning_gate(
     notes = [f for f in report["findings"] if f["rule"] == rule]
     assert notes and {f["severity"] for f in notes} == {"info"}
     assert note in notes[0]["message"]
+
+
+L4_DEFAULTS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llama}
+spec:
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_vllm002_quiet_without_a_request_length_and_says_its_assumption_with_one(
+    workdir: Path,
+) -> None:
+    (workdir / "m.yaml").write_text(L4_DEFAULTS)
+    code, report, stderr = lint_json("m.yaml", "--select", "VLLM002", "--fail-on", "warning",
+                                     cwd=workdir)
+    assert code == 0, stderr
+    assert report["findings"] == [] and report["not_evaluated"] == []
+    (workdir / ".llmsched.yaml").write_text(
+        "workload: prompt=lognormal:1500:8192,output=500\n")
+    code, report, stderr = lint_json("m.yaml", "--select", "VLLM002", cwd=workdir)
+    assert code == 0, stderr  # a warning; the default gate is error
+    [finding] = report["findings"]
+    assert "~2000 tokens per sequence (from the config workload: mean prompt 1500 + output 500)" \
+        in finding["message"]
+    (workdir / ".llmsched.yaml").write_text("workload: prompt=banana\n")
+    result = run("checklist", "lint", "m.yaml", cwd=workdir)
+    assert result.returncode == 2 and "workload" in result.stderr

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from llmsched.engine.checks import Outcome, check
+from llmsched.engine.request_length import request_length
 from llmsched.engine.scope import SubjectView, container_gpu, gpu_worker_pods
 from llmsched.engine.sizing import served_model
 from llmsched.manifest.gpu_pinning import pinned_gpu
@@ -211,18 +212,21 @@ def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
     if capacity.max_model_len and capacity.blocks_for(capacity.max_model_len) > usable:
         return  # the engine does not start: VLLM003 reports it
     share = float(params.get("max_share", 0.7))
-    raw_mean = view.annotations.get(
-        "llmsched.io/mean-tokens-per-seq", params.get("mean_tokens_per_seq", 2048)
-    )
+    written_len = view.invocation is not None and "max_model_len" in view.invocation.explicit
     try:
-        mean_tokens = int(raw_mean)
-    except (TypeError, ValueError):
-        yield Outcome(
-            not_evaluated=f"annotation llmsched.io/mean-tokens-per-seq={raw_mean!r} is not a "
-            "whole number of tokens"
+        length = request_length(
+            view.annotations,
+            params,
+            capacity.max_model_len,
+            written_len,
+            bound=int(params.get("bounded_max_model_len", 2048)),
         )
+    except ValueError as exc:
+        yield Outcome(not_evaluated=str(exc))
         return
-    assumed = "llmsched.io/mean-tokens-per-seq" not in view.annotations
+    if length is None:
+        return  # nothing says how long requests are: no length is assumed
+    mean_tokens = length.tokens
     if capacity.max_model_len:
         mean_tokens = min(mean_tokens, capacity.max_model_len)
     seqs = int(args["max_num_seqs"])
@@ -236,7 +240,7 @@ def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
         path, inner = _at(view, "max_num_seqs")
         yield Outcome(
             message=f"max_num_seqs {seqs}{default} × ~{mean_tokens} tokens per sequence"
-            f"{' (assumed; set the llmsched.io/mean-tokens-per-seq annotation)' if assumed else ''}"
+            f" ({length.source})"
             f" needs {needed_blocks} KV blocks, {amount} {usable} blocks "
             f"({capacity.tokens_capacity} tokens) that {_where(capacity)} holds for {model.id}: "
             "under load the cache fills long before the cap, vLLM preempts running sequences "
@@ -250,7 +254,8 @@ def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
             inner_line=inner,
             evidence=(
                 *_evidence(capacity, args),
-                Evidence("assumption", "mean_tokens_per_seq", mean_tokens),
+                Evidence("assumption", "tokens_per_request", mean_tokens),
+                Evidence("assumption", "tokens_per_request_source", length.source),
             ),
         )
 
