@@ -52,6 +52,22 @@ def lint(
             help="Refuse input files larger than this many bytes (default 10 MiB).",
         ),
     ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            help="Skip files and folders matching this glob when walking folders "
+            "(path or name: 'charts', 'deploy/legacy/*'). Repeatable.",
+        ),
+    ] = None,
+    stdin_filename: Annotated[
+        str | None,
+        typer.Option(
+            "--stdin-filename",
+            help="Name to report stdin ('-') under; for `helm template CHART | ... -` give the "
+            "chart folder and findings name its template files.",
+        ),
+    ] = None,
     allow_empty: Annotated[
         bool, typer.Option("--allow-empty", help="Exit 0 when no Kubernetes object was found.")
     ] = False,
@@ -73,9 +89,13 @@ def lint(
         max_file_size=max_file_size,
         rules_dir=rules_dir or [],
     )
-    report = run_lint(paths, config, stdin=sys.stdin)
+    report = run_lint(
+        paths, config, stdin=sys.stdin, exclude=exclude or [], stdin_filename=stdin_filename
+    )
     use_color = sys.stdout.isatty() if color is None else color
     emit(render(report, output.value, color=use_color and not output_file), output_file)
+    for notice in report.stats.get("notices", []):
+        typer.echo(f"llmsched: notice: {notice}", err=True)
     for error in report.errors:
         typer.echo(f"llmsched: error: {error}", err=True)
     if report.errors:

@@ -194,7 +194,7 @@ class Evaluator:
                     rule=rule.spec.code,
                     subject=view.subject,
                     reason=f"expression failed on this object: {exc}",
-                    location=view.location(),
+                    location=_reported(view, view.location()),
                 )
             )
 
@@ -212,11 +212,15 @@ class Evaluator:
         spec = rule.spec
         for outcome in outcomes:
             location = view.location(outcome.path, outcome.inner_line)
+            shown = _reported(view, location)
             if outcome.not_evaluated is not None:
                 self.not_evaluated.append(
-                    NotEvaluated(spec.code, view.subject, outcome.not_evaluated, location)
+                    NotEvaluated(spec.code, view.subject, outcome.not_evaluated, shown)
                 )
                 continue
+            evidence = outcome.evidence
+            if shown != location:  # rendered Helm: keep where in the stream it was
+                evidence = (*evidence, Evidence("manifest", "rendered_at", str(location)))
             self.findings.append(
                 Finding(
                     rule=spec.code,
@@ -228,8 +232,9 @@ class Evaluator:
                     message=outcome.message or spec.summary,
                     remediation=spec.remediation,
                     subject=view.subject,
-                    location=location,
-                    evidence=outcome.evidence,
+                    location=shown,
+                    evidence=evidence,
+                    # Inline comments are read where the finding is in the input itself.
                     suppressed=suppression_reason(
                         spec,
                         view.subject,
@@ -240,6 +245,12 @@ class Evaluator:
                     ),
                 )
             )
+
+
+def _reported(view: SubjectView, location: Location) -> Location:
+    """Where a finding is shown: rendered Helm names its template file."""
+    reported = getattr(view.source, "reported_location", None)
+    return reported(location) if reported is not None else location
 
 
 def evaluate_lint(

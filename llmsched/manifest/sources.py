@@ -8,7 +8,6 @@ one broken file does not hide the findings in the others.
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from collections import Counter
@@ -19,10 +18,11 @@ from typing import Any, TextIO
 from yaml.nodes import Node
 
 from llmsched.errors import InputFileError
-from llmsched.manifest import yaml_marks
+from llmsched.manifest import helm, yaml_marks
 from llmsched.manifest.inputs import (
     DEFAULT_MAX_FILE_SIZE,
     STDIN_PATH,
+    InputOptions,
     ManifestInput,
     check_paths,
     iter_inputs,
@@ -41,8 +41,6 @@ __all__ = [
     "load_manifests",
 ]
 
-_HELM_SOURCE = re.compile(r"^# Source: (.+?)[ \t]*\r?$", re.MULTILINE)
-
 SKIP_NOT_MAPPING = "document is not a mapping"
 SKIP_NO_KIND = "mapping without kind"
 SKIP_ITEM_NOT_MAPPING = "List item is not a mapping"
@@ -52,9 +50,12 @@ SKIP_ITEM_NO_KIND = "List item without kind"
 class SourceText:
     """One input's text, shared by the objects read from it (for lines and columns)."""
 
-    def __init__(self, path: str, text: str) -> None:
+    def __init__(self, path: str, text: str, helm_mapped: bool = False) -> None:
         self.path = path
         self.text = text
+        # Rendered Helm (a chart we rendered, or stdin): findings name the template file.
+        self.helm_mapped = helm_mapped
+        self.chart_root: str | None = None
         self._lines: list[str] | None = None
         self._roots: list[Node] | None = None
 
@@ -165,6 +166,14 @@ class SourceObject:
             line, column = yaml_marks.node_mark(marker)
         return Location(self.path, line, column)
 
+    def reported_location(self, location: Location) -> Location:
+        """Where a finding is shown: for rendered Helm, the template file Helm's
+        `# Source:` comment names (no line: a rendered line is not a template line)."""
+        source = self._anchor.source if self._anchor else None
+        if self.helm_source is None or source is None or not source.helm_mapped:
+            return location
+        return Location(helm.template_path(self.helm_source, source.chart_root))
+
     def source_line(self, line: int) -> str | None:
         """Text of 1-based `line` of this object's file, e.g. to read an inline comment."""
         if self._anchor is None:
@@ -186,6 +195,7 @@ class ManifestSet:
     config_objects: dict[str, SourceObject] = field(default_factory=dict)
     documents: int = 0  # non-empty documents read
     warnings: list[InputError] = field(default_factory=list)  # e.g. duplicate keys
+    notices: list[InputError] = field(default_factory=list)  # e.g. a Helm chart skipped
 
     def stats(self) -> dict[str, Any]:
         """Counts for `Report.stats`."""
@@ -202,15 +212,19 @@ def load_manifests(
     *,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     stdin: TextIO | None = None,
+    exclude: Sequence[str] = (),
+    stdin_filename: str | None = None,
 ) -> ManifestSet:
-    """Read every manifest under `paths` (`-` is stdin). Never modifies a file.
+    """Read every manifest under `paths` (`-` is stdin, reported as `stdin_filename` when
+    given). Helm charts are rendered, or skipped with a notice. Never modifies a file.
 
     Raises `InputFileError` only for a wrong call (no paths, `-` twice); anything wrong
     with one file lands in `errors` and the other files still load.
     """
     check_paths(paths)
     result = ManifestSet()
-    for source in iter_inputs(paths, result.errors):
+    options = InputOptions(tuple(exclude), stdin_filename, result.notices)
+    for source in iter_inputs(paths, result.errors, options):
         result.files.append(source.display)
         try:
             text = read_text(source, max_file_size=max_file_size, stdin=stdin)
@@ -226,7 +240,16 @@ def load_manifests(
 
 
 def _load_text(result: ManifestSet, source: ManifestInput, text: str) -> None:
-    shared = SourceText(source.display, text)
+    shared = SourceText(source.display, text, helm_mapped=source.chart is not None)
+    if source.chart is not None:
+        shared.chart_root = source.chart
+    elif source.is_stdin and "# Source: " in text:
+        shared.helm_mapped = True
+        first = helm.SOURCE_COMMENT.search(text)
+        shared.chart_root = helm.stdin_chart_root(
+            source.display if source.display != STDIN_PATH else None,
+            first.group(1) if first else None,
+        )
     if source.is_json or text.lstrip()[:1] in ("{", "["):
         try:
             data = json.loads(text)
@@ -249,11 +272,11 @@ def _load_text(result: ManifestSet, source: ManifestInput, text: str) -> None:
 
 
 def _load_yaml(result: ManifestSet, shared: SourceText) -> None:
-    helm = _HelmSources(shared.text)
+    sources = helm.HelmSources(shared.text)
     previous_end = -1
     try:
         for doc_index, root in enumerate(yaml_marks.compose_documents(shared.text, shared.path)):
-            helm_source = helm.before(root.start_mark.line, previous_end)
+            helm_source = sources.before(root.start_mark.line, previous_end)
             previous_end = root.end_mark.line
             if yaml_marks.is_empty_document(root):
                 continue
@@ -371,27 +394,3 @@ def _register_config(
         if name not in result.config_files:  # the first file of a basename keeps it
             result.config_files[name] = data
             result.config_objects[name] = obj
-
-
-class _HelmSources:
-    """`# Source:` comments Helm writes above each rendered template."""
-
-    def __init__(self, text: str) -> None:
-        self._lines: list[int] = []
-        self._names: list[str] = []
-        if "# Source: " not in text:
-            return
-        line, position = 0, 0
-        for match in _HELM_SOURCE.finditer(text):
-            line += text.count("\n", position, match.start())
-            position = match.start()
-            self._lines.append(line)
-            self._names.append(match.group(1))
-
-    def before(self, start_line: int, after_line: int) -> str | None:
-        """The last comment above a document starting at `start_line` (0-based) that is
-        below the previous document, which ended at `after_line`."""
-        index = bisect.bisect_left(self._lines, start_line) - 1
-        if index >= 0 and self._lines[index] >= after_line:
-            return self._names[index]
-        return None
