@@ -104,27 +104,29 @@ def parse_at(text: str) -> tuple[str, Path]:
     return str(root), tuple(rest)
 
 
-def resolve_at(view: SubjectView, at: str | None) -> tuple[Path, int | None]:
-    """A rule's `at` (where the offending field lives) as a path in the object."""
+def resolve_at(view: SubjectView, at: str | None) -> tuple[Path, int | None, str | None]:
+    """A rule's `at` (where the offending field lives) as a path in the object, the line
+    inside a string there, and the vLLM dest whose flag to point at inside that string."""
     if not at:
-        return view.base_path, None
+        return view.base_path, None, None
     root, rest = parse_at(at)
     if root == "object":
-        return rest, None
+        return rest, None, None
     if root == "container" and view.container is not None:
-        return (*view.container.path, *rest), None
+        return (*view.container.path, *rest), None, None
     if root == "pod" and view.template is not None:
-        return (*view.template.path, *rest), None
+        return (*view.template.path, *rest), None, None
     if root == "template" and view.template is not None:
-        return (*view.template.path[:-1], *rest), None
+        return (*view.template.path[:-1], *rest), None, None
     if root == "ray" and view.template is not None and view.template.ray_start_params_path:
-        return (*view.template.ray_start_params_path, *rest[:1]), None
+        return (*view.template.ray_start_params_path, *rest[:1]), None, None
     if root == "vllm" and view.invocation is not None:
         location = view.invocation.location
         if rest and isinstance(rest[0], str) and rest[0] in view.invocation.locations:
             location = view.invocation.locations[rest[0]]
-        return location.path, location.inner_line
-    return view.base_path, None
+            return location.path, location.inner_line, rest[0]
+        return location.path, location.inner_line, None
+    return view.base_path, None, None
 
 
 class Evaluator:
@@ -177,12 +179,13 @@ class Evaluator:
                 message = validation.message or rule.spec.summary
                 if message_program is not None:
                     message = str(activation.evaluate(message_program))
-                path, inner = resolve_at(view, validation.at or rule.spec.at)
+                path, inner, flag = resolve_at(view, validation.at or rule.spec.at)
                 outcomes.append(
                     Outcome(
                         message=message,
                         path=path,
                         inner_line=inner,
+                        flag=flag,
                         evidence=self._evidence(rule, activation),
                         severity=validation.severity,
                     )
@@ -211,7 +214,8 @@ class Evaluator:
     def _record(self, rule: CompiledRule, view: SubjectView, outcomes: Iterable[Outcome]) -> None:
         spec = rule.spec
         for outcome in outcomes:
-            location = view.location(outcome.path, outcome.inner_line)
+            path = view.base_path if outcome.path is None else outcome.path
+            location = view.source.location(path, outcome.inner_line, outcome.flag)
             shown = _reported(view, location)
             if outcome.not_evaluated is not None:
                 self.not_evaluated.append(
@@ -234,7 +238,8 @@ class Evaluator:
                     subject=view.subject,
                     location=shown,
                     evidence=evidence,
-                    # Inline comments are read where the finding is in the input itself.
+                    # Inline comments are read where the finding is in the input itself,
+                    # and on the header line of a string that spans several lines.
                     suppressed=suppression_reason(
                         spec,
                         view.subject,
@@ -242,9 +247,15 @@ class Evaluator:
                         view.annotations,
                         self.config,
                         getattr(view.source, "source_line", None),
+                        _header_line(view, path, outcome.inner_line),
                     ),
                 )
             )
+
+
+def _header_line(view: SubjectView, path: Path, inner_line: int | None) -> int | None:
+    header = getattr(view.source, "string_header_line", None)
+    return header(path) if header is not None and inner_line is not None else None
 
 
 def _reported(view: SubjectView, location: Location) -> Location:

@@ -262,3 +262,66 @@ def test_stdin_filename_names_plain_stdin(workdir: Path) -> None:
     location = res["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "deploy/gke.yaml"
     assert location["region"]["startLine"] == 6
+
+
+FOLDED_ARGS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llama}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: ["/bin/sh", "-c"]
+        args:
+        - >-HEADER
+          vllm serve meta-llama/Llama-3.1-70B-Instruct
+          --max-model-len 16384
+          --tensor-parallel-size 4
+        resources: {limits: {nvidia.com/gpu: "2"}}
+"""
+
+QUOTED_SCRIPT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llama}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: ["sh", "-c", "pip install -q hf_transfer &&
+          exec vllm serve meta-llama/Llama-3.1-70B-Instruct
+          --tensor-parallel-size=4"]
+        resources: {limits: {nvidia.com/gpu: "2"}}
+"""
+
+
+@pytest.mark.parametrize(("manifest", "line", "column"), [
+    (FOLDED_ARGS.replace("HEADER", ""), 15, 11),
+    (QUOTED_SCRIPT, 12, 11),
+])
+def test_a_finding_inside_a_multiline_string_points_at_the_flag(
+    workdir: Path, manifest: str, line: int, column: int
+) -> None:
+    (workdir / "m.yaml").write_text(manifest)
+    code, report, stderr = lint_json("m.yaml", "--select", "K8S010", cwd=workdir)
+    assert code == 1, stderr
+    [finding] = report["findings"]
+    assert (finding["location"]["line"], finding["location"]["column"]) == (line, column)
+    assert manifest.splitlines()[line - 1][column - 1:].startswith("--tensor-parallel-size")
+
+
+def test_an_inline_ignore_on_the_strings_header_line_is_honoured(workdir: Path) -> None:
+    comment = "  # llmsched: ignore[K8S010] two GPUs are MIG slices of one card here"
+    (workdir / "m.yaml").write_text(FOLDED_ARGS.replace("HEADER", comment))
+    code, report, stderr = lint_json("m.yaml", "--select", "K8S010", cwd=workdir)
+    assert code == 0, stderr
+    [finding] = report["findings"]
+    assert finding["suppressed"] == "inline comment: two GPUs are MIG slices of one card here"
+    (workdir / "m.yaml").write_text(FOLDED_ARGS.replace("HEADER", "  # llmsched: ignore[K8S001]"))
+    code, _, _ = lint_json("m.yaml", "--select", "K8S010", cwd=workdir)
+    assert code == 1  # a comment naming another rule does not silence this one

@@ -32,7 +32,7 @@ def test_a_failed_render_says_why(tmp_path: Path) -> None:
     script.write_text("#!/bin/sh\necho 'Error: found in Chart.yaml, but missing in charts/' >&2\n"
                       "exit 1\n")
     script.chmod(0o755)
-    with pytest.raises(InputFileError, match="missing in charts/.*helm dependency build"):
+    with pytest.raises(InputFileError, match=r"missing in charts/.*helm dependency build"):
         helm.render(str(tmp_path), str(script))
 
 

@@ -90,10 +90,13 @@ def _evidence(capacity: Any, args: Mapping[str, Any]) -> tuple[Evidence, ...]:
     )
 
 
-def _at(view: SubjectView, dest: str) -> tuple[Any, int | None]:
+def _at(view: SubjectView, dest: str) -> tuple[Any, int | None, str | None]:
+    """Where `dest` was set (path, line inside a string, the flag to look for there)."""
     assert view.invocation is not None
-    location = view.invocation.locations.get(dest, view.invocation.location)
-    return location.path, location.inner_line
+    location = view.invocation.locations.get(dest)
+    if location is None:
+        return view.invocation.location.path, view.invocation.location.inner_line, None
+    return location.path, location.inner_line, dest
 
 
 @check("kv_weights_fit")
@@ -107,7 +110,7 @@ def kv_weights_fit(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
         capacity.weights_bytes_per_gpu
         > capacity.requested_bytes_per_gpu - capacity.overhead_bytes_per_gpu
     ):
-        path, inner = _at(view, "tensor_parallel_size")
+        path, inner, flag = _at(view, "tensor_parallel_size")
         budget = capacity.requested_bytes_per_gpu - capacity.overhead_bytes_per_gpu
         yield Outcome(
             message=f"{model.id} needs {capacity.weights_bytes / GIB:.0f} GiB of weights; over "
@@ -120,6 +123,7 @@ def kv_weights_fit(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
             f"{_fitting_parallelism(capacity.weights_bytes, tp, pp, budget, _tp_room(view))}",
             path=path,
             inner_line=inner,
+            flag=flag,
             evidence=_evidence(capacity, args),
         )
 
@@ -155,7 +159,7 @@ def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[O
     long_context = int(params.get("long_context", 32768))
     explicit = args.get("max_model_len")
     length = capacity.max_model_len
-    path, inner = _at(view, "max_model_len")
+    path, inner, flag = _at(view, "max_model_len")
     where = _where(capacity)
     if length and capacity.blocks_for(length) > max(capacity.num_gpu_blocks - 1, 0):
         what = (
@@ -172,6 +176,7 @@ def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[O
             f"the longest prompt + output you serve (at most ~{capacity.tokens_capacity})",
             path=path,
             inner_line=inner,
+            flag=flag,
             evidence=_evidence(capacity, args),
             severity=Severity.error,  # the engine does not start: not a tuning matter
         )
@@ -186,6 +191,7 @@ def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[O
             "the longest prompt + output you serve",
             path=path,
             inner_line=inner,
+            flag=flag,
             evidence=_evidence(capacity, args),
         )
 
@@ -237,7 +243,7 @@ def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
         amount = f"{ratio:.1f}× the" if ratio >= 1 else f"{ratio:.0%} of the"
         written = view.invocation is not None and "max_num_seqs" in view.invocation.explicit
         default = "" if written else " (vLLM's default here)"
-        path, inner = _at(view, "max_num_seqs")
+        path, inner, flag = _at(view, "max_num_seqs")
         yield Outcome(
             message=f"max_num_seqs {seqs}{default} × ~{mean_tokens} tokens per sequence"
             f" ({length.source})"
@@ -252,6 +258,7 @@ def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
             ),
             path=path,
             inner_line=inner,
+            flag=flag,
             evidence=(
                 *_evidence(capacity, args),
                 Evidence("assumption", "tokens_per_request", mean_tokens),
@@ -285,13 +292,14 @@ def weak_gpu_batch(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
             f"; a full prefill step of {model.id} takes at least {seconds:.2f} s at peak "
             "FLOP/s, and every running request's next token waits for it"
         )
-    path, inner = _at(view, "max_num_batched_tokens")
+    path, inner, flag = _at(view, "max_num_batched_tokens")
     yield Outcome(
         message=f"--max-num-batched-tokens {tokens} on {gpu.name} ({gpu.bf16_flops / 1e12:.0f} "
         f"TFLOP/s {'bf16' if gpu.supports_bf16 else 'fp16'}): one step can carry that many "
         f"prompt tokens{step}",
         path=path,
         inner_line=inner,
+        flag=flag,
         evidence=(
             Evidence("knowledge", "gpu", gpu.name),
             Evidence("manifest", "max_num_batched_tokens", tokens),
