@@ -212,6 +212,7 @@ class Report:
     stats: dict[str, Any] = field(default_factory=dict)  # files, objects, skipped kinds...
     verdict: dict[str, Any] | None = None  # diagnose only
     kind: ReportKind = ReportKind.lint
+    triage: list[dict[str, Any]] | None = None  # diagnose only: what the words point at
 
     @property
     def active_findings(self) -> list[Finding]:
@@ -245,4 +246,6 @@ class Report:
                 "errors": [e.to_dict() for e in self.errors],
             }
         )
+        if self.triage is not None:
+            out["triage"] = self.triage
         return out

@@ -23,6 +23,7 @@ def test_wheel_ships_rules_and_lints_from_elsewhere(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     shipped = [n for n in names if n.startswith("llmsched/_rules/lint/") and n.endswith(".yaml")]
     assert len(shipped) == len(list((ROOT / "rules" / "lint").glob("*.yaml")))
+    assert "llmsched/evidence/symptoms.yaml" in names  # free-text triage reads it at run time
     assert "llmsched/_rules/schema.json" in names
     for catalogue in (ROOT / "llmsched" / "knowledge").rglob("*.yaml"):
         stem = catalogue.relative_to(ROOT).with_suffix("").as_posix()

@@ -77,10 +77,12 @@ def diagnose(
 ) -> None:
     """Name the layer at fault — Kubernetes, Ray or vLLM — with the evidence and the fix.
 
-    Exit codes: 0 no problem found, 1 findings, 2 bad input or usage.
+    Exit codes: 0 no problem found (or nothing recognised), 1 findings or a candidate named
+    from the description's words, 2 bad input or usage.
     """
     from llmsched.config import discover_config, merge_cli
     from llmsched.diagnose.run import run_diagnose
+    from llmsched.diagnose.words import counts
     from llmsched.errors import LlmschedError
     from llmsched.render import render
     from llmsched.snapshot import Snapshot
@@ -126,15 +128,17 @@ def diagnose(
     for error in report.errors:
         typer.echo(f"llmsched: error: {error}", err=True)
     recognised = [s for s in report.stats.get("sources", []) if s.get("recognised_as")]
-    if report.errors and not recognised:
+    named = counts(report.triage or [])
+    if report.errors and not recognised and not named:
         raise typer.Exit(2)
-    if not recognised and not snapshots:
+    if not recognised and not named and not snapshots:
         typer.echo(
-            "llmsched: error: no evidence recognised in the input (see the sources in -o json)",
+            "llmsched: nothing recognised: no evidence format and no symptom words (paste "
+            "kubectl describe pod / get events, ray status -v, the vLLM log or /metrics)",
             err=True,
         )
-        raise typer.Exit(2)
-    raise typer.Exit(1 if report.active_findings else 0)
+    # words are a result, not an error: a named candidate is 1, nothing recognised is 0
+    raise typer.Exit(1 if report.active_findings or named else 0)
 
 
 def _collect_live(

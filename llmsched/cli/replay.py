@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from llmsched.replay.judge import Objective
+from llmsched.replay.objective import Objective
 
 if TYPE_CHECKING:
     from llmsched.replay.setup import ConfigSource, ReplaySetup

@@ -12,13 +12,14 @@ from llmsched import __version__
 from llmsched.config import Config
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
-from llmsched.diagnose.verdict import verdict
+from llmsched.diagnose.words import weigh_words
 from llmsched.engine.evaluate import select_rules
 from llmsched.engine.lint import run_lint
 from llmsched.engine.loader import load_rules
 from llmsched.engine.spec import ConfirmSpec
 from llmsched.evidence.observations import SniffResult
 from llmsched.evidence.sniff import sniff_paths
+from llmsched.evidence.triage import load_symptoms, triage_words
 from llmsched.model import Finding, InputError, Location, Report, ReportKind
 from llmsched.snapshot import Snapshot
 
@@ -65,6 +66,12 @@ def run_diagnose(
     evaluator.run(facts)
     by_code = {s.code: s for s in specs}
     ranked = rank(evaluator.ranked, by_code)
+    words = triage_words(sniffed.prose)
+    recognised = snapshot is not None or any(s.get("recognised_as") for s in facts.sources)
+    weighed = weigh_words(
+        words, ranked, by_code, facts, evaluator.not_evaluated, recognised=recognised
+    )
+    ranked = weighed.ranked
     findings: list[Finding] = []
     for item in ranked:
         finding = item.finding
@@ -100,9 +107,16 @@ def run_diagnose(
                 }
                 for r in ranked
             ],
+            "words": {
+                "lines_read": words.lines_read,
+                "truncated": words.truncated,
+                "recognised": recognised,
+                "paste": load_symptoms().checklist(),
+            },
         },
-        verdict=verdict(ranked),
+        verdict=weighed.verdict,
         kind=ReportKind.diagnose,
+        triage=weighed.triage,
     )
 
 

@@ -44,7 +44,7 @@ class ConfirmSpec:
 
     reproduces: str  # CEL over `replayed`: the replay shows the rule's symptom
     remedy: dict[str, Any]  # the engine argument to change, and how (see diagnose/confirm.py)
-    judged_on: str  # CEL over `before` and `after`: the remedy helps
+    judged_on: str  # the objective the remedy must improve (llmsched.replay.judge.Objective)
     caveat: Caveat | None = None  # a note to add when its condition holds
 
     @classmethod

@@ -6,5 +6,6 @@ format readers (`kubectl_describe`, `k8s_events`, `tables`, `ray_status_text`, `
 `structured`) find their blocks; every message line is matched against the signature
 catalogue (`signatures.yaml`, loaded by `signatures`). `observations` holds what comes
 out: `Observation`, `MetricsEvidence`, `SniffResult`. Nothing here judges; `diagnose`
-reads the observations and decides.
+reads the observations and decides. `triage` reads the person's own words (the
+lines no format claims) against the symptom catalogue (`symptoms.yaml`).
 """

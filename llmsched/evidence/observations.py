@@ -134,6 +134,8 @@ class SniffResult:
     # padded with blank lines so that its line numbers are those of the original input
     manifest_texts: list[tuple[str, str]] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
+    # lines recognised as no evidence format (the person's own words), for free-text triage
+    prose: list[tuple[Location, str]] = field(default_factory=list)
 
     def extend(self, other: SniffResult) -> None:
         self.sources.extend(other.sources)
@@ -142,6 +144,7 @@ class SniffResult:
         self.manifests.extend(other.manifests)
         self.manifest_texts.extend(other.manifest_texts)
         self.errors.extend(other.errors)
+        self.prose.extend(other.prose)
 
     def by_signature(self, signature: str) -> list[Observation]:
         return [o for o in self.observations if o.signature == signature]

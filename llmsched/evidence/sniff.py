@@ -29,6 +29,7 @@ from llmsched.evidence.ray_status_text import find_ray_status
 from llmsched.evidence.signatures import match_message
 from llmsched.evidence.structured import find_embedded, looks_structured, read_whole
 from llmsched.evidence.tables import find_tables
+from llmsched.evidence.triage import MAX_LINES as MAX_PROSE_LINES
 from llmsched.manifest.inputs import STDIN_PATH, decode
 from llmsched.model import InputError, Location
 
@@ -89,7 +90,7 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
     result.observations.extend(observations)
     for block in blocks:
         result.errors.extend(block.errors)
-    result.sources.append(_account(path, lines, owner, blocks, matched, observations))
+    result.sources.append(_account(path, lines, owner, blocks, matched, observations, result.prose))
     return result
 
 
@@ -357,6 +358,7 @@ def _account(
     blocks: Sequence[Block],
     matched: _Matched,
     observations: Sequence[Observation],
+    prose: list[tuple[Location, str]],
 ) -> dict[str, Any]:
     formats: list[str] = []
 
@@ -382,6 +384,8 @@ def _account(
         if line.kind or _NOISE.match(line.clean):
             continue
         unrecognised += 1
+        if len(prose) <= MAX_PROSE_LINES:  # one more than triage reads: it sees the cut
+            prose.append((Location(path, line.number), line.text))
         if first_unrecognised is None:
             first_unrecognised = line.number
     for item in observations:

@@ -1,6 +1,9 @@
-"""Loading the knowledge catalogues (YAML next to their modules), checked against a JSON
-schema the first time they are read (the checked data is kept in the user cache, keyed by
-both files' content). Nothing is read at import: `llmsched --help` never pays for it."""
+"""Loading the knowledge catalogues (YAML next to their modules). Nothing is read at
+import: `llmsched --help` never pays for it.
+
+Each catalogue has a JSON schema. The catalogues ship inside the package and no user edits
+them, so the schema is checked by the test suite (`load_checked` on every shipped file), not
+on every run: importing jsonschema alone costs a lint run more than the lint itself."""
 
 from __future__ import annotations
 
@@ -13,7 +16,6 @@ import yaml
 
 from llmsched.errors import LlmschedError
 from llmsched.model import Location
-from llmsched.user_cache import cached, content_key
 
 KNOWLEDGE_DIR = Path(__file__).resolve().parent
 _LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -24,18 +26,17 @@ class CatalogueError(LlmschedError):
 
 
 @functools.cache
+def load_shipped(path: Path) -> Any:
+    """A catalogue the package ships (its schema is checked by the tests)."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+
+
 def load_checked(path: Path, schema_path: Path) -> Any:
     """The YAML document at `path`, valid against the JSON schema at `schema_path`."""
-    text, schema_text = path.read_bytes(), schema_path.read_bytes()
-    key = content_key("knowledge", [text, schema_text])
-    return cached("knowledge", key, lambda: _checked(path, text, schema_text))
+    import jsonschema  # tests and new catalogues only: a few tens of ms to import
 
-
-def _checked(path: Path, text: bytes, schema_text: bytes) -> Any:
-    import jsonschema  # only when the cache misses: a few tens of ms
-
-    data = yaml.load(text.decode("utf-8"), Loader=_LOADER)
-    schema = json.loads(schema_text.decode("utf-8"))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+    schema = json.loads(schema_path.read_text(encoding="utf-8"))
     errors = sorted(
         jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.path)
     )

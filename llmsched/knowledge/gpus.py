@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from llmsched.errors import LlmschedError
-from llmsched.knowledge.data_files import KNOWLEDGE_DIR, load_checked
+from llmsched.knowledge.data_files import KNOWLEDGE_DIR, load_shipped
 
 GiB = 1024**3
 TERA = 10**12
@@ -98,7 +98,7 @@ def _gpu(entry: Mapping[str, Any]) -> GPU:
 
 @functools.cache
 def _catalogue() -> _Catalogue:
-    data = load_checked(CATALOGUE_PATH, SCHEMA_PATH)
+    data = load_shipped(CATALOGUE_PATH)
     gpus = tuple(_gpu(entry) for entry in data["gpus"])
     return _Catalogue(
         gpus=gpus,

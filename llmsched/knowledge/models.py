@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from llmsched.errors import LlmschedError
-from llmsched.knowledge.data_files import KNOWLEDGE_DIR, load_checked
+from llmsched.knowledge.data_files import KNOWLEDGE_DIR, load_shipped
 
 
 class UnknownModelError(LlmschedError, KeyError):
@@ -91,7 +91,7 @@ def _spec(entry: Mapping[str, Any]) -> ModelSpec:
 
 @functools.cache
 def _catalogue() -> tuple[ModelSpec, ...]:
-    return tuple(_spec(entry) for entry in load_checked(CATALOGUE_PATH, SCHEMA_PATH)["models"])
+    return tuple(_spec(entry) for entry in load_shipped(CATALOGUE_PATH)["models"])
 
 
 def all_models() -> list[ModelSpec]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from llmsched.model import Finding, Layer, Report
 from llmsched.render.console import SEVERITY_STYLES, make_console
 from llmsched.render.frame import close_report, verdict_panel
+from llmsched.render.triage import nothing_recognised, nothing_recognised_panel, print_triage
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,7 +27,11 @@ def render_story(report: Report, *, color: bool = False, width: int | None = Non
 
     buffer = io.StringIO()
     console = make_console(buffer, color, width or 100)
-    console.print(verdict_panel(report.verdict))
+    words = report.stats.get("words") or {}
+    if report.verdict is None and not report.active_findings and nothing_recognised(words):
+        console.print(nothing_recognised_panel(words.get("paste", [])))
+    else:
+        console.print(verdict_panel(report.verdict))
     console.print()
     ranking = {(r["rule"], r["subject"]): r for r in report.stats.get("ranking", [])}
     diagnosed = [f for f in report.active_findings if f.rule.startswith("D")]
@@ -39,6 +44,8 @@ def render_story(report: Report, *, color: bool = False, width: int | None = Non
         for finding in mine:
             _print_finding(console, finding, ranking.get((finding.rule, str(finding.subject))))
         console.print()
+    if report.triage:
+        print_triage(console, report.triage, words)
     if linted:
         console.print(
             Text(
@@ -56,9 +63,12 @@ def render_story(report: Report, *, color: bool = False, width: int | None = Non
     sources = report.stats.get("sources", [])
     if sources:
         console.print(Text("Evidence read", style="bold"))
+        described = {e["location"]["path"] for e in report.triage or []}
         for source in sources:
-            what = ", ".join(source.get("recognised_as") or []) or "nothing recognised"
             where = source.get("path") or source.get("endpoint") or "?"
+            what = ", ".join(source.get("recognised_as") or []) or (
+                "a description (see the triage)" if where in described else "nothing recognised"
+            )
             extra = ""
             if source.get("unrecognised_lines"):
                 extra = f"; {source['unrecognised_lines']} line(s) not recognised"
@@ -117,13 +127,17 @@ def _confirmation_line(confirmation: dict) -> str:
     remedy = confirmation.get("remedy") or {}
     if replayed:
         text += " — " + ", ".join(
-            f"{k} {v}" for k, v in replayed.items() if not isinstance(v, dict)
+            f"{k} {_number(v)}" for k, v in replayed.items() if not isinstance(v, dict)
         )
     if remedy:
-        after = remedy.get("replayed") or {}
-        text += f"; remedy {remedy.get('change')}: " + ", ".join(
-            f"{k} {v}" for k, v in after.items() if not isinstance(v, dict)
-        )
+        judgement = remedy.get("judgement") or {}
+        helps = "helps" if remedy.get("improves") else "does not help"
+        text += f"; remedy {remedy.get('change')} {helps}"
+        if judgement.get("reason"):
+            text += f": {judgement['reason']}"
+        for side in ("better", "worse"):
+            if judgement.get(side):
+                text += f"; {side}: " + ", ".join(judgement[side])
     if remedy.get("note"):
         text += f". {remedy['note']}"
     if confirmation.get("reason"):

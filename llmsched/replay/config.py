@@ -5,18 +5,22 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from llmsched.knowledge.vllm.defaults import engine_defaults
 from llmsched.replay.request_queue import SchedulingPolicy
 
 VLLM_VERSIONS = ("0.32", "0.33")
 DEFAULT_VLLM_VERSION = "0.33"
+# A config file that leaves a key out gets what vLLM itself uses when it cannot read the
+# device (the one defaults table, shared with lint and diagnose).
+_UNTOLD = engine_defaults(None)
 
 
 @dataclass(frozen=True)
 class SchedulerConfig:
     num_gpu_blocks: int  # includes vLLM's reserved null block
-    block_size: int = 16
-    max_num_seqs: int = 256
-    max_num_batched_tokens: int = 2048
+    block_size: int = int(_UNTOLD["block_size"])
+    max_num_seqs: int = int(_UNTOLD["max_num_seqs"])
+    max_num_batched_tokens: int = int(_UNTOLD["max_num_batched_tokens"])
     max_model_len: int = 4096
     enable_chunked_prefill: bool = True
     enable_prefix_caching: bool = True

@@ -14,24 +14,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from enum import Enum
 from typing import Any
 
 from llmsched.replay.metrics import ReplayResult
+from llmsched.replay.objective import Objective
 
 # a change smaller than this is noise, not a better or worse outcome
 TOLERANCE = 0.05
 # the arrival rate may exceed the service rate by this much before a replica is saturated
 # (a finite trace ends with a queue that drains: its measured service rate lags a little)
 SATURATION_MARGIN = 0.05
-
-
-class Objective(str, Enum):
-    """What a remedy must improve; the other metrics guard against a worse overall result."""
-
-    ttft_p90 = "ttft_p90"
-    e2e_p90 = "e2e_p90"
-    throughput = "throughput"
 
 
 # metric -> (label, higher is better)

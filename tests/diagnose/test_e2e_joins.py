@@ -460,8 +460,12 @@ def test_vllm_preemption_storm_on_an_l4_pod_is_confirmed_by_replay(tmp_path: Pat
     assert "KV cache 91.2% full" in storm.message and "preemptions" in storm.message
     confirmation = storm.confirmation
     assert confirmation is not None and confirmation["status"] == "confirmed", confirmation
-    assert confirmation["remedy"]["change"].startswith("max_num_seqs 128 -> ")
-    assert confirmation["remedy"]["improves"] is True
+    remedy = confirmation["remedy"]
+    assert remedy["change"].startswith("max_num_seqs 128 -> ")
+    # judged on what users feel: either it helps, or the note says none of the tried
+    # settings does and whether the replica is saturated
+    assert remedy["judgement"]["objective"] == "e2e_p90"
+    assert remedy["improves"] or remedy["note"].startswith("none of the tried settings")
     assert "assumptions" not in confirmation  # the logged cap, not vLLM's default
 
 
@@ -549,7 +553,8 @@ def test_cli_collects_a_bundle_and_diagnoses_it(tmp_path: Path) -> None:
     [storm] = [f for f in report["findings"] if f["rule"] == "DVLLM02"]
     assert storm["subject"]["name"] == f"{NS}_{name}"
     assert storm["confirmation"]["status"] == "confirmed"
-    assert storm["confirmation"]["remedy"]["improves"] is True
+    remedy = storm["confirmation"]["remedy"]
+    assert remedy["improves"] or remedy["note"].startswith("none of the tried settings")
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -6,7 +6,8 @@ from typing import Any
 import pytest
 
 from llmsched.knowledge import gpus as gpus_module
-from llmsched.knowledge.data_files import CatalogueError, load_checked
+from llmsched.knowledge import models as models_module
+from llmsched.knowledge.data_files import CatalogueError, load_checked, load_shipped
 from llmsched.knowledge.gpus import (
     GPU,
     GPU_MODEL_LABEL_KEYS,
@@ -19,6 +20,7 @@ from llmsched.knowledge.gpus import (
     lookup_gpu,
     require_gpu,
 )
+from llmsched.knowledge.vllm import defaults as defaults_module
 
 REQUIRED = ["A10G", "L4", "L20", "L40S", "A100-40GB", "A100-80GB", "H100", "H20", "H200",
             "B200", "MI300X", "T4", "V100-32GB", "A10", "RTX-4090"]
@@ -288,3 +290,17 @@ def test_a_malformed_catalogue_is_refused(tmp_path: Path) -> None:
     broken.write_text(text.replace("vendor: amd", "vendor: intel", 1), encoding="utf-8")
     with pytest.raises(CatalogueError, match="vendor"):
         load_checked(broken, gpus_module.SCHEMA_PATH)
+
+
+@pytest.mark.parametrize(
+    ("catalogue", "schema"),
+    [
+        (gpus_module.CATALOGUE_PATH, gpus_module.SCHEMA_PATH),
+        (models_module.CATALOGUE_PATH, models_module.SCHEMA_PATH),
+        (defaults_module.DEFAULTS_PATH, defaults_module.SCHEMA_PATH),
+    ],
+    ids=lambda p: p.name,
+)
+def test_every_shipped_catalogue_matches_its_schema(catalogue: Path, schema: Path) -> None:
+    # the package loads them without the schema (start-up time): this is where it is checked
+    assert load_checked(catalogue, schema) == load_shipped(catalogue)

@@ -7,8 +7,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from llmsched.engine.checks import Outcome, check
+from llmsched.engine.gpu_use import container_gpu, gpu_worker_pods
 from llmsched.engine.request_length import request_length
-from llmsched.engine.scope import SubjectView, container_gpu, gpu_worker_pods
+from llmsched.engine.scope import SubjectView
 from llmsched.engine.sizing import served_model
 from llmsched.manifest.gpu_pinning import pinned_gpu
 from llmsched.model import Evidence, Severity

@@ -6,7 +6,8 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from llmsched.engine.checks import Outcome, check
-from llmsched.engine.scope import SubjectView, container_gpu
+from llmsched.engine.gpu_use import container_gpu
+from llmsched.engine.scope import SubjectView
 from llmsched.model import Evidence
 
 if TYPE_CHECKING:

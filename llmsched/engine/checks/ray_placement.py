@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmsched.engine.checks import Outcome, check
-from llmsched.engine.scope import SubjectView, container_gpu
+from llmsched.engine.gpu_use import container_gpu
+from llmsched.engine.scope import SubjectView
 from llmsched.manifest.embedded_yaml import node_line, parse_embedded_yaml
 from llmsched.model import Evidence
 

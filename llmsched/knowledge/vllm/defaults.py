@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmsched.knowledge.data_files import KNOWLEDGE_DIR, load_checked
+from llmsched.knowledge.data_files import KNOWLEDGE_DIR, load_shipped
 from llmsched.knowledge.vllm.versions import ERAS, at_least, engine_era, known_version
 
 GIB = 1024**3
@@ -21,7 +21,7 @@ SCHEMA_PATH = KNOWLEDGE_DIR / "vllm" / "defaults.schema.json"
 
 
 def _table() -> Mapping[str, Any]:
-    table: Mapping[str, Any] = load_checked(DEFAULTS_PATH, SCHEMA_PATH)
+    table: Mapping[str, Any] = load_shipped(DEFAULTS_PATH)
     return table
 
 

@@ -1,0 +1,162 @@
+"""Words meet artifacts: the free-text triage weighed against what the rules found.
+
+Words never outrank an artifact. When rules fired, their verdict stands; the words may
+only add candidates, or pick between findings the ranking left tied across layers. A
+candidate whose rule ran on a subject of its own kind (a pod, a Ray cluster, a vLLM
+endpoint) and did not fire is kept, marked as not shown by the evidence, and counts for
+nothing. Only when no rule fired do uncontradicted words make the verdict — and it says
+that it rests on words only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from llmsched.diagnose.facts import Facts
+from llmsched.diagnose.ranking import RankedFinding
+from llmsched.diagnose.verdict import CONTESTED_WITHIN, verdict
+from llmsched.engine.spec import RuleSpec
+from llmsched.evidence.triage import Candidate, WordTriage, fill_placeholders, load_symptoms
+from llmsched.model import NotEvaluated
+
+# Scopes whose subjects are the thing a rule judges; for "evidence" and "cluster" scopes a
+# silent rule only means the paste lacks that message, which refutes nothing.
+JUDGED_SCOPES = {"pod", "node", "ray", "endpoint"}
+CONFIRMED = "confirmed by the evidence"
+WORDS_ONLY = "words only"
+NOT_SHOWN = "not shown by the evidence"
+# A verdict from words is a guess: 0.1 per point of symptom weight, never above 0.3, so
+# that it reads below any rule's confidence over real evidence.
+WORDS_CONFIDENCE_PER_POINT = 0.1
+WORDS_CONFIDENCE_CAP = 0.3
+
+
+@dataclass
+class Weighed:
+    ranked: list[RankedFinding]
+    triage: list[dict[str, Any]]
+    verdict: dict[str, Any] | None
+
+
+def weigh_words(
+    words: WordTriage,
+    ranked: list[RankedFinding],
+    specs: Mapping[str, RuleSpec],
+    facts: Facts,
+    not_evaluated: Sequence[NotEvaluated],
+    *,
+    recognised: bool,
+) -> Weighed:
+    fired = {r.finding.rule for r in ranked}
+    unjudged = {n.rule for n in not_evaluated}
+    judged_scopes = {scope for scope in JUDGED_SCOPES if facts.subjects(scope)}
+    entries: list[dict[str, Any]] = []
+    for rank, candidate in enumerate(words.candidates, 1):
+        spec = specs.get(candidate.rule)
+        if candidate.rule in fired:
+            status = CONFIRMED
+        elif spec is not None and spec.scope in judged_scopes and candidate.rule not in unjudged:
+            status = NOT_SHOWN
+        else:
+            status = WORDS_ONLY
+        entries.append(_entry(rank, candidate, spec, status, words))
+    ranked, broken_by = _break_tie(ranked, entries)
+    decided = verdict(ranked)
+    if decided is not None and broken_by is not None:
+        decided["tie_broken_by"] = f"the description: “{broken_by['phrase']}” ({_where(broken_by)})"
+    if decided is None:
+        decided = _words_verdict(entries, recognised)
+    return Weighed(ranked, entries, decided)
+
+
+def counts(entries: Sequence[dict[str, Any]]) -> bool:
+    """Whether the triage names a candidate the evidence does not contradict."""
+    return any(e["status"] != NOT_SHOWN for e in entries)
+
+
+def _entry(
+    rank: int, candidate: Candidate, spec: RuleSpec | None, status: str, words: WordTriage
+) -> dict[str, Any]:
+    best = candidate.best
+    steps = [_command(line) for line in (spec.next_steps or "").splitlines()] if spec else []
+    decide = load_symptoms().decide.get(candidate.layer, ())
+    commands = [fill_placeholders(c, words.names) for c in [*steps, *decide] if c]
+    return {
+        "rank": rank,
+        "layer": candidate.layer,
+        "rule": candidate.rule,
+        "name": spec.name if spec is not None else None,
+        "score": candidate.score,
+        "status": status,
+        "phrase": best.phrase,
+        "location": best.location.to_dict(),
+        "source": best.source,
+        "also": [
+            {"phrase": m.phrase, "location": m.location.to_dict(), "source": m.source}
+            for m in candidate.matches[1:]
+        ],
+        "commands": list(dict.fromkeys(commands)),
+    }
+
+
+def _command(line: str) -> str:
+    """A next-steps line without its trailing `# why` comment."""
+    command, _, _ = line.partition("  #")
+    return command.strip()
+
+
+def _where(entry: Mapping[str, Any]) -> str:
+    location = entry["location"]
+    return f"{location['path']}:{location['line']}"
+
+
+def _break_tie(
+    ranked: list[RankedFinding], entries: Sequence[dict[str, Any]]
+) -> tuple[list[RankedFinding], dict[str, Any] | None]:
+    """Among findings of different layers that the ranking left tied with the top one,
+    the one the words point at goes first."""
+    if len(ranked) < 2:
+        return ranked, None
+    top = ranked[0]
+    tied = [r for r in ranked if r.confidence >= top.confidence * CONTESTED_WITHIN]
+    if len({r.finding.layer for r in tied}) < 2:
+        return ranked, None
+    for entry in entries:
+        if entry["status"] == NOT_SHOWN:
+            continue
+        chosen = next((r for r in tied if r.finding.rule == entry["rule"]), None)
+        chosen = chosen or next((r for r in tied if r.finding.layer.value == entry["layer"]), None)
+        if chosen is None:
+            continue
+        if chosen is top:
+            return ranked, None
+        return [chosen, *(r for r in ranked if r is not chosen)], entry
+    return ranked, None
+
+
+def _words_verdict(entries: Sequence[dict[str, Any]], recognised: bool) -> dict[str, Any] | None:
+    top = next((e for e in entries if e["status"] != NOT_SHOWN), None)
+    if top is None:
+        return None
+    others = sorted({e["layer"] for e in entries if e["status"] != NOT_SHOWN} - {top["layer"]})
+    summary = (
+        f"From the description only: “{top['phrase']}” ({_where(top)}) points at the "
+        f"{top['layer']} layer ({top['rule']})"
+    )
+    if others:
+        summary += f"; the words also fit {', '.join(others)}"
+    summary += ". Run the commands listed under Triage to decide."
+    basis = "words only — " + (
+        "the evidence read matched no rule" if recognised else "no evidence was recognised"
+    )
+    return {
+        "layer": top["layer"],
+        "rule": top["rule"],
+        "confidence": round(
+            min(WORDS_CONFIDENCE_CAP, WORDS_CONFIDENCE_PER_POINT * top["score"]), 2
+        ),
+        "summary": summary,
+        "basis": basis,
+    }

@@ -1,0 +1,207 @@
+"""The symptom catalogue and free-text triage: coverage of every diagnose rule, cited
+sources, the labelled examples, the seeds' own symptom sentences, negation, placeholders
+and bounded work on oversized input."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from llmsched.errors import RuleError
+from llmsched.evidence.triage import (
+    MAX_LINES,
+    fill_placeholders,
+    layer_of,
+    load_symptoms,
+    symptom_matches,
+    triage_words,
+)
+from llmsched.model import Location
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOGUE = load_symptoms()
+
+
+def words(*lines: str) -> list[str]:
+    triage = triage_words([(Location("desc.txt", n), t) for n, t in enumerate(lines, 1)])
+    return [c.rule for c in triage.candidates]
+
+
+def diagnose_rule_ids() -> set[str]:
+    return {p.name.split("-", 1)[0] for p in (ROOT / "rules/diagnose").glob("D*.yaml")}
+
+
+def test_every_diagnose_rule_has_an_english_phrase() -> None:
+    english = {
+        r for s in CATALOGUE.symptoms for r in s.rules if any(p.language == "en" for p in s.phrases)
+    }
+    missing = diagnose_rule_ids() - english
+    assert not missing, f"rules without an English symptom phrase: {sorted(missing)}"
+
+
+def test_every_symptom_cites_a_seed_section_or_checklist_row() -> None:
+    for symptom in CATALOGUE.symptoms:
+        assert "seed 00" in symptom.source or "checklist" in symptom.source, symptom.id
+
+
+@pytest.mark.parametrize(
+    ("symptom", "text", "expected"),
+    [(s, text, match) for s in CATALOGUE.symptoms for text, match in s.examples],
+    ids=lambda v: getattr(v, "id", None) or str(v)[:40],
+)
+def test_examples_behave_as_labelled(symptom, text: str, expected: bool) -> None:  # type: ignore[no-untyped-def]
+    assert symptom_matches(symptom, text) is expected
+
+
+def test_every_symptom_has_a_positive_example() -> None:
+    assert all(any(m for _, m in s.examples) for s in CATALOGUE.symptoms)
+
+
+@pytest.mark.parametrize(
+    ("text", "layer"),
+    [
+        ("请求卡住不返回，但没有报错日志", "vllm"),  # seed 000 §5.3
+        ("流量过低时请求也超时", "kubernetes"),  # seed 000 §5.3
+        ("离线批量任务和在线推理互相影响", "ray"),  # seed 000 §5.3
+        ("Pod Pending，事件里报资源不足", "kubernetes"),  # seed 001 §5.2
+        ("Ray 任务提交后一直等，调度日志显示资源不可用", "ray"),  # seed 001 §5.2
+        ("请求超时、TTFT 升高、preempt 频繁", "vllm"),  # seed 001 §5.2
+        ("our inference pod has been pending forever", "kubernetes"),
+        ("the vLLM server hangs, requests never come back and there is no error", "vllm"),
+        ("Ray actors stay pending and ray status lists infeasible demands", "ray"),
+        ("显存不足，请求被抢占，一直在排队", "vllm"),
+    ],
+)
+def test_seed_symptoms_point_at_their_layer(text: str, layer: str) -> None:
+    triage = triage_words([(Location("desc.txt", 1), text)])
+    assert triage.candidates and triage.candidates[0].layer == layer
+
+
+def test_the_strongest_symptom_wins_over_generic_words() -> None:
+    # 超时 alone is vLLM's (seed 001 §5.2), but here it is part of the low-traffic symptom
+    assert words("流量过低时请求也超时") == ["DK8S04"]
+    assert words("请求超时")[0] == "DVLLM01"
+    assert "DVLLM01" not in words("the pod is stuck in Pending")
+
+
+def test_negated_symptoms_do_not_count() -> None:
+    assert words("the pod is not pending, it is Running") == []
+    assert words("并没有卡住") == []
+    assert "DVLLM01" in words("requests hang and there are no errors in the log")
+    # a negation elsewhere in the sentence is about something else
+    assert words("the pod does not start and stays Pending")[0] == "DK8S01"
+    assert words("the pod didn't start, it's pending")[0] == "DK8S01"
+    assert words("requests are no longer stuck") == []
+
+
+def test_the_match_is_quoted_with_where_it_was_written() -> None:
+    triage = triage_words(
+        [(Location("notes.md", 3), "context first"), (Location("notes.md", 7), "TTFT is awful")]
+    )
+    best = triage.candidates[0].best
+    assert triage.candidates[0].rule == "DVLLM04"
+    assert best.phrase == "TTFT" and best.location == Location("notes.md", 7)
+    assert "DVLLM04" in best.source
+
+
+def test_text_without_symptom_words_names_nothing() -> None:
+    assert words("lorem ipsum dolor sit amet", "the weather is nice today", "42") == []
+
+
+def test_placeholders_are_filled_from_the_text() -> None:
+    triage = triage_words(
+        [
+            (
+                Location("-", 1),
+                "pod vllm-7d9f-x2 in namespace serving hangs; http://10.1.2.3:8080 times out",
+            )
+        ]
+    )
+    names = triage.names
+    assert names == {"pod": "vllm-7d9f-x2", "namespace": "serving", "host": "10.1.2.3:8080"}
+    assert fill_placeholders("kubectl describe pod <pod> -n <namespace>", names) == (
+        "kubectl describe pod vllm-7d9f-x2 -n serving"
+    )
+    assert fill_placeholders("curl -s http://<vllm-host>:8000/metrics", names) == (
+        "curl -s http://10.1.2.3:8080/metrics"
+    )
+    assert (
+        fill_placeholders("kubectl describe node <node>", names) == "kubectl describe node <node>"
+    )
+
+
+def test_names_that_are_not_dns_words_are_not_taken() -> None:
+    triage = triage_words([(Location("-", 1), "the pod is pending; namespace $(rm -rf /)")])
+    assert "namespace" not in triage.names and "pod" not in triage.names
+
+
+def test_oversized_prose_is_capped_and_fast() -> None:
+    line = "the weather is nice and the pod is pending " * 200
+    lines = [(Location("big.log", n), line) for n in range(1, 50_001)]
+    start = time.perf_counter()
+    triage = triage_words(lines)
+    assert time.perf_counter() - start < 2.0
+    assert triage.truncated and triage.lines_read <= MAX_LINES
+    assert triage.candidates[0].layer == "kubernetes"
+
+
+def test_a_megabyte_line_costs_little() -> None:
+    start = time.perf_counter()
+    triage = triage_words([(Location("-", 1), "x" * 2**20 + " requests hang")])
+    assert time.perf_counter() - start < 1.0
+    assert triage.candidates == ()  # the words past the per-line cap were not read
+
+
+def test_layer_of_rule_ids() -> None:
+    assert [layer_of(r) for r in ("DK8S13", "DRAY10", "DVLLM01")] == ["kubernetes", "ray", "vllm"]
+    with pytest.raises(ValueError):
+        layer_of("K8S001")
+
+
+def write(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "symptoms.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+LAYERS = {"kubernetes": {"decide": ["a"]}, "ray": {"decide": ["b"]}, "vllm": {"decide": ["c"]}}
+GOOD = {"id": "x", "rules": ["DVLLM01"], "weight": 1, "source": "checklist DVLLM01", "en": ["hang"]}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({**GOOD, "source": ""}, "needs a source"),
+        ({**GOOD, "rules": ["VLLM001"]}, "diagnose rule ids"),
+        ({**GOOD, "en": None, "zh": ["卡住"]}, "English phrase"),
+        ({**GOOD, "en": ["("]}, "bad pattern"),
+        ({**GOOD, "weight": 7}, "weight"),
+        ({**GOOD, "colour": "red"}, "unknown keys"),
+        ({**GOOD, "examples": [{"text": "x"}]}, "match"),
+    ],
+)
+def test_a_malformed_catalogue_is_refused_by_name(
+    tmp_path: Path, entry: dict, message: str
+) -> None:
+    with pytest.raises(RuleError, match=message):
+        load_symptoms(write(tmp_path, {"layers": LAYERS, "symptoms": [entry]}))
+
+
+def test_duplicate_ids_and_missing_layers_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(RuleError, match="duplicate"):
+        load_symptoms(write(tmp_path / "", {"layers": LAYERS, "symptoms": [GOOD, GOOD]}))
+    other = tmp_path / "b"
+    other.mkdir()
+    with pytest.raises(RuleError, match="layers"):
+        load_symptoms(write(other, {"layers": {"ray": {"decide": []}}, "symptoms": [GOOD]}))
+
+
+def test_the_paste_checklist_names_each_layers_commands() -> None:
+    checklist = CATALOGUE.checklist()
+    assert any(c.startswith("kubectl describe pod") for c in checklist)
+    assert any(c.startswith("kubectl get events") for c in checklist)
+    assert "ray status -v" in checklist
+    assert any("/metrics" in c for c in checklist)
