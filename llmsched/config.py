@@ -2,7 +2,9 @@
 
 Keys (kebab or snake case): select, extend-select, ignore, severity ({ID: level}),
 exemptions ([{rules: [...], namespace: ..., name: ..., kind: ..., path: glob, reason: ...}]),
-fail-on, disallow-annotation-suppressions, rules-dir, max-file-size.
+fail-on, disallow-annotation-suppressions, rules-dir, max-file-size, workload (what requests
+look like: a whole number of tokens per request, or a `replay --workload` spec such as
+`prompt=lognormal:1500:8192,output=300`; lint sizes max-num-seqs against it).
 Selectors are rule IDs (K8S001), prefixes (VLLM, K8S01), names (gpu-limit-missing) or layers
 (layer:ray).
 """
@@ -31,6 +33,7 @@ _KEYS = {
     "disallow_annotation_suppressions",
     "rules_dir",
     "max_file_size",
+    "workload",
 }
 
 
@@ -78,6 +81,7 @@ class Config:
     disallow_annotation_suppressions: bool = False
     rules_dir: tuple[str, ...] = ()
     max_file_size: int = 10 * 2**20
+    workload: str | None = None  # tokens per request, or a `replay --workload` spec
     source: str | None = None
 
     def is_selected(self, code: str, name: str, layer: str) -> bool:
@@ -147,6 +151,13 @@ def parse_config(raw: Mapping[str, Any], where: str) -> Config:
     max_size = data.get("max_file_size", 10 * 2**20)
     if not isinstance(max_size, int) or max_size <= 0:
         raise ConfigError("max-file-size must be a positive number of bytes", Location(where))
+    workload = data.get("workload")
+    if workload is not None and (isinstance(workload, bool) or not isinstance(workload, int | str)):
+        raise ConfigError(
+            "workload must be tokens per request or a workload spec such as "
+            "'prompt=lognormal:1500:8192,output=300'",
+            Location(where),
+        )
     return Config(
         select=_as_list(data.get("select"), "select", where),
         extend_select=_as_list(data.get("extend_select"), "extend-select", where),
@@ -157,6 +168,7 @@ def parse_config(raw: Mapping[str, Any], where: str) -> Config:
         disallow_annotation_suppressions=bool(data.get("disallow_annotation_suppressions", False)),
         rules_dir=_as_list(data.get("rules_dir"), "rules-dir", where),
         max_file_size=max_size,
+        workload=str(workload) if workload is not None else None,
         source=where,
     )
 

@@ -7,8 +7,8 @@ stays fast.
 
 from __future__ import annotations
 
+import importlib
 import sys
-from importlib import util
 
 import typer
 
@@ -43,24 +43,25 @@ def _root(
     vLLM (sequences in KV-cache blocks)."""
 
 
-def _register() -> None:
-    from llmsched.cli import checklist, rules
+_GROUPS = ("checklist", "rules")  # typer sub-apps
+_COMMANDS = ("replay", "collect", "diagnose")  # one function each
 
-    app.add_typer(checklist.app, name="checklist")
-    app.add_typer(rules.app, name="rules")
-    # Commands whose modules are written in parallel; registered when present.
-    for module_name, command in (
-        ("replay", "replay"),
-        ("collect", "collect"),
-        ("diagnose", "diagnose"),
-    ):
-        if util.find_spec(f"llmsched.cli.{module_name}") is not None:
-            module = __import__(f"llmsched.cli.{module_name}", fromlist=[command])
-            app.command(command, cls=PlainHelpCommand)(getattr(module, command))
+
+def _register(argv: list[str] | None = None) -> None:
+    """Add the commands; when the command line `argv` names one, only that one: each
+    command module costs start-up time (imports, typer signatures) the others never use."""
+    named = next((arg for arg in (argv or [])[1:] if not arg.startswith("-")), None)
+    wanted = (named,) if named in (*_GROUPS, *_COMMANDS) else (*_GROUPS, *_COMMANDS)
+    for name in wanted:
+        module = importlib.import_module(f"llmsched.cli.{name}")
+        if name in _GROUPS:
+            app.add_typer(module.app, name=name)
+        else:
+            app.command(name, cls=PlainHelpCommand)(getattr(module, name))
 
 
 def main() -> None:
-    _register()
+    _register(sys.argv)
     try:
         app()
     except LlmschedError as exc:

@@ -24,6 +24,7 @@ from llmsched.cli.options import (
     split_list,
 )
 from llmsched.cli.output_paths import check_output_paths
+from llmsched.cli.rules import print_rules
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -59,6 +60,22 @@ def lint(
             help="Refuse input files larger than this many bytes (default 10 MiB).",
         ),
     ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            help="Skip files and folders matching this glob when walking folders "
+            "(path or name: 'charts', 'deploy/legacy/*'). Repeatable.",
+        ),
+    ] = None,
+    stdin_filename: Annotated[
+        str | None,
+        typer.Option(
+            "--stdin-filename",
+            help="Name to report stdin ('-') under; for `helm template CHART | ... -` give the "
+            "chart folder and findings name its template files.",
+        ),
+    ] = None,
     allow_empty: Annotated[
         bool, typer.Option("--allow-empty", help="Exit 0 when no Kubernetes object was found.")
     ] = False,
@@ -88,9 +105,13 @@ def lint(
         {"--select": split_list(select), "--ignore": split_list(ignore)},
         kind="lint",
     )
-    report = run_lint(paths, config, stdin=sys.stdin)
+    report = run_lint(
+        paths, config, stdin=sys.stdin, exclude=exclude or [], stdin_filename=stdin_filename
+    )
     use_color = sys.stdout.isatty() if color is None else color
     emit(render(report, output.value, color=use_color and not output_file), output_file)
+    for notice in report.stats.get("notices", []):
+        typer.echo(f"llmsched: notice: {notice}", err=True)
     echo_errors(report.errors)
     for warning in report.stats.get("warnings", []):
         typer.echo(f"llmsched: warning: {warning}", err=True)
@@ -113,6 +134,5 @@ def list_rules(
     ] = ListFormat.text,
 ) -> None:
     """List the lint rules (same as `llmsched rules --kind lint`)."""
-    from llmsched.cli.rules import print_rules
 
     print_rules(kind="lint", output=output.value, rules_dir=[])

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from llmsched.config import Config
 from llmsched.engine.cel import Activation, EvaluationError, compile_expression
 from llmsched.engine.checks import CheckFunction, Outcome, all_checks
 from llmsched.engine.functions import all_functions
+from llmsched.engine.request_length import WORKLOAD_PARAM, WORKLOAD_SOURCE_PARAM, config_workload
 from llmsched.engine.scope import LintInput, SubjectView, expand
 from llmsched.engine.spec import RuleSpec, Validation
 from llmsched.engine.suppress import suppression_reason
@@ -30,6 +31,7 @@ class CompiledRule:
     validations: tuple[tuple[Validation, Any, Any], ...] = ()
     evidence: tuple[tuple[str, Any], ...] = ()
     check: CheckFunction | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)  # the rule's, plus the config's
     overridden: bool = False  # the config sets this rule's severity: it beats a check's own
 
     @property
@@ -43,6 +45,12 @@ class CompiledRule:
 
 def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRule]:
     checks = all_checks()
+    workload = config_workload(config.workload, config.source)
+    from_config = (
+        {WORKLOAD_PARAM: workload.tokens, WORKLOAD_SOURCE_PARAM: workload.source}
+        if workload is not None
+        else {}
+    )
     compiled = []
     for spec in specs:
         where = spec.path
@@ -74,6 +82,7 @@ def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRul
                 ),
                 evidence=tuple((key, program(expr)) for key, expr in spec.evidence.items()),
                 check=check,
+                params={**spec.params, **from_config} if check is not None else spec.params,
             )
         )
     return compiled
@@ -95,27 +104,29 @@ def parse_at(text: str) -> tuple[str, Path]:
     return str(root), tuple(rest)
 
 
-def resolve_at(view: SubjectView, at: str | None) -> tuple[Path, int | None]:
-    """A rule's `at` (where the offending field lives) as a path in the object."""
+def resolve_at(view: SubjectView, at: str | None) -> tuple[Path, int | None, str | None]:
+    """A rule's `at` (where the offending field lives) as a path in the object, the line
+    inside a string there, and the vLLM dest whose flag to point at inside that string."""
     if not at:
-        return view.base_path, None
+        return view.base_path, None, None
     root, rest = parse_at(at)
     if root == "object":
-        return rest, None
+        return rest, None, None
     if root == "container" and view.container is not None:
-        return (*view.container.path, *rest), None
+        return (*view.container.path, *rest), None, None
     if root == "pod" and view.template is not None:
-        return (*view.template.path, *rest), None
+        return (*view.template.path, *rest), None, None
     if root == "template" and view.template is not None:
-        return (*view.template.path[:-1], *rest), None
+        return (*view.template.path[:-1], *rest), None, None
     if root == "ray" and view.template is not None and view.template.ray_start_params_path:
-        return (*view.template.ray_start_params_path, *rest[:1]), None
+        return (*view.template.ray_start_params_path, *rest[:1]), None, None
     if root == "vllm" and view.invocation is not None:
         location = view.invocation.location
         if rest and isinstance(rest[0], str) and rest[0] in view.invocation.locations:
             location = view.invocation.locations[rest[0]]
-        return location.path, location.inner_line
-    return view.base_path, None
+            return location.path, location.inner_line, rest[0]
+        return location.path, location.inner_line, None
+    return view.base_path, None, None
 
 
 class Evaluator:
@@ -159,7 +170,7 @@ class Evaluator:
                     local[name] = activation.evaluate(program)
                 activation.with_variable("variables", local)
             if rule.check is not None:
-                self._record(rule, view, rule.check(view, rule.spec.params))
+                self._record(rule, view, rule.check(view, rule.params))
                 return
             outcomes = []
             for validation, expression, message_program in rule.validations:
@@ -168,12 +179,13 @@ class Evaluator:
                 message = validation.message or rule.spec.summary
                 if message_program is not None:
                     message = str(activation.evaluate(message_program))
-                path, inner = resolve_at(view, validation.at or rule.spec.at)
+                path, inner, flag = resolve_at(view, validation.at or rule.spec.at)
                 outcomes.append(
                     Outcome(
                         message=message,
                         path=path,
                         inner_line=inner,
+                        flag=flag,
                         evidence=self._evidence(rule, activation),
                         severity=validation.severity,
                     )
@@ -185,7 +197,7 @@ class Evaluator:
                     rule=rule.spec.code,
                     subject=view.subject,
                     reason=f"expression failed on this object: {exc}",
-                    location=view.location(),
+                    location=_reported(view, view.location()),
                 )
             )
 
@@ -202,12 +214,17 @@ class Evaluator:
     def _record(self, rule: CompiledRule, view: SubjectView, outcomes: Iterable[Outcome]) -> None:
         spec = rule.spec
         for outcome in outcomes:
-            location = view.location(outcome.path, outcome.inner_line)
+            path = view.base_path if outcome.path is None else outcome.path
+            location = view.source.location(path, outcome.inner_line, outcome.flag)
+            shown = _reported(view, location)
             if outcome.not_evaluated is not None:
                 self.not_evaluated.append(
-                    NotEvaluated(spec.code, view.subject, outcome.not_evaluated, location)
+                    NotEvaluated(spec.code, view.subject, outcome.not_evaluated, shown)
                 )
                 continue
+            evidence = outcome.evidence
+            if shown != location:  # rendered Helm: keep where in the stream it was
+                evidence = (*evidence, Evidence("manifest", "rendered_at", str(location)))
             self.findings.append(
                 Finding(
                     rule=spec.code,
@@ -219,8 +236,10 @@ class Evaluator:
                     message=outcome.message or spec.summary,
                     remediation=spec.remediation,
                     subject=view.subject,
-                    location=location,
-                    evidence=outcome.evidence,
+                    location=shown,
+                    evidence=evidence,
+                    # Inline comments are read where the finding is in the input itself,
+                    # and on the header line of a string that spans several lines.
                     suppressed=suppression_reason(
                         spec,
                         view.subject,
@@ -228,9 +247,21 @@ class Evaluator:
                         view.annotations,
                         self.config,
                         getattr(view.source, "source_line", None),
+                        _header_line(view, path, outcome.inner_line),
                     ),
                 )
             )
+
+
+def _header_line(view: SubjectView, path: Path, inner_line: int | None) -> int | None:
+    header = getattr(view.source, "string_header_line", None)
+    return header(path) if header is not None and inner_line is not None else None
+
+
+def _reported(view: SubjectView, location: Location) -> Location:
+    """Where a finding is shown: rendered Helm names its template file."""
+    reported = getattr(view.source, "reported_location", None)
+    return reported(location) if reported is not None else location
 
 
 def evaluate_lint(

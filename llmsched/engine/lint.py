@@ -53,8 +53,21 @@ KNOWN_KINDS = frozenset(
 )
 
 
-def run_lint(paths: Sequence[str], config: Config, *, stdin: TextIO | None = None) -> Report:
-    manifests = load_manifests(paths, max_file_size=config.max_file_size, stdin=stdin)
+def run_lint(
+    paths: Sequence[str],
+    config: Config,
+    *,
+    stdin: TextIO | None = None,
+    exclude: Sequence[str] = (),
+    stdin_filename: str | None = None,
+) -> Report:
+    manifests = load_manifests(
+        paths,
+        max_file_size=config.max_file_size,
+        stdin=stdin,
+        exclude=exclude,
+        stdin_filename=stdin_filename,
+    )
     specs = select_rules(load_rules(config.rules_dir, kind="lint"), config)
     compiled = compile_rules(specs, config)
     lint_input = build_input(manifests.objects, manifests.config_files)
@@ -88,6 +101,8 @@ def run_lint(paths: Sequence[str], config: Config, *, stdin: TextIO | None = Non
     ]
     if warnings:
         stats["warnings"] = warnings
+    if manifests.notices:
+        stats["notices"] = [str(notice) for notice in manifests.notices]
     return Report(
         tool_version=__version__,
         findings=findings,

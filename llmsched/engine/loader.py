@@ -13,6 +13,7 @@ import yaml
 from llmsched.engine.spec import RuleSpec
 from llmsched.errors import RuleError
 from llmsched.model import Location
+from llmsched.user_cache import cached, content_key
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _REQUIRED = (
@@ -89,21 +90,37 @@ def load_rule_file(path: Path, *, validate: bool = False) -> RuleSpec:
 
 
 def load_rules(extra_dirs: Sequence[str | Path] = (), kind: str | None = None) -> list[RuleSpec]:
-    """All rules, built-in first; a user rule with a built-in code is an error."""
+    """All rules, built-in first; a user rule with a built-in code is an error.
+
+    Parsed rules are kept in the user cache, keyed by every rule file's path and content
+    (and the schema user rules are checked against): a changed file is parsed again."""
     builtin = builtin_rules_dir()
+    files = [
+        (path, directory != builtin)
+        for directory in rules_dirs(extra_dirs)
+        for path in _rule_files(directory)
+    ]
+    try:
+        parts = [(builtin / "schema.json").read_bytes()]
+        for path, is_user in files:
+            parts += [f"{path}\0{is_user}".encode(), path.read_bytes()]
+    except OSError:
+        return _load_rules(files, kind)  # unreadable: let the parse say which file
+    return cached("rules", content_key(f"rules-{kind}", parts), lambda: _load_rules(files, kind))
+
+
+def _load_rules(files: Sequence[tuple[Path, bool]], kind: str | None) -> list[RuleSpec]:
     specs: dict[str, RuleSpec] = {}
-    for directory in rules_dirs(extra_dirs):
-        is_user = directory != builtin
-        for path in _rule_files(directory):
-            if path.name == "schema.json":
-                continue
-            spec = load_rule_file(path, validate=is_user)
-            if spec.code in specs:
-                raise RuleError(
-                    f"duplicate rule code {spec.code} (also in {specs[spec.code].path})",
-                    Location(str(path)),
-                )
-            specs[spec.code] = spec
+    for path, is_user in files:
+        if path.name == "schema.json":
+            continue
+        spec = load_rule_file(path, validate=is_user)
+        if spec.code in specs:
+            raise RuleError(
+                f"duplicate rule code {spec.code} (also in {specs[spec.code].path})",
+                Location(str(path)),
+            )
+        specs[spec.code] = spec
     rules = [s for s in specs.values() if s.status == "active"]
     if kind is not None:
         rules = [s for s in rules if s.kind == kind]

@@ -21,7 +21,7 @@ from llmsched.manifest.kinds import extract_workload
 from llmsched.model import Location, Subject
 
 if TYPE_CHECKING:
-    from llmsched.manifest.sources import SourceObject
+    from llmsched.manifest.source_object import SourceObject
     from llmsched.manifest.views import (
         ContainerView,
         PodTemplateView,

@@ -35,14 +35,23 @@ def suppression_reason(
     annotations: Mapping[str, str],
     config: Config,
     source_line: Callable[[int], str | None] | None = None,
+    header_line: int | None = None,
 ) -> str | None:
     """The reason this finding is silenced, or None. Annotations and inline comments live
-    in the manifest; `disallow-annotation-suppressions` refuses both."""
+    in the manifest; `disallow-annotation-suppressions` refuses both.
+
+    An inline comment counts on the finding's line, or on `header_line`: the line a
+    multi-line string (an `sh -c` script, a `>-` argument) begins on, where a comment can
+    stand when the finding's own line is inside the string."""
     if not config.disallow_annotation_suppressions:
-        if source_line is not None and location is not None and location.line:
-            inline = inline_reason(rule, source_line(location.line))
-            if inline:
-                return inline
+        lines = [location.line] if location is not None and location.line else []
+        if header_line is not None and header_line not in lines:
+            lines.append(header_line)
+        if source_line is not None:
+            for line in lines:
+                inline = inline_reason(rule, source_line(line))
+                if inline:
+                    return inline
         for key in (
             f"{ANNOTATION_PREFIX}{rule.code}",
             f"{ANNOTATION_PREFIX}{rule.name}",

@@ -7,6 +7,7 @@ user's files are only ever opened for reading.
 from __future__ import annotations
 
 import codecs
+import fnmatch
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from llmsched.errors import InputFileError
+from llmsched.manifest import helm
 from llmsched.model import InputError, Location
 
 STDIN_PATH = "<stdin>"
@@ -24,14 +26,48 @@ _BINARY_PROBE = 8192
 
 @dataclass(frozen=True)
 class ManifestInput:
-    """One file to read: `display` is what the user sees, `fs_path` None means stdin."""
+    """One input to read: `display` is what the user sees; `fs_path` a file, `chart` a Helm
+    chart folder to render, neither: stdin (`display` is then `--stdin-filename`, if given)."""
 
     display: str
     fs_path: str | None
+    chart: str | None = None
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.fs_path is None and self.chart is None
 
     @property
     def is_json(self) -> bool:
-        return self.display.lower().endswith(".json")
+        return self.chart is None and self.display.lower().endswith(".json")
+
+
+@dataclass(frozen=True)
+class InputOptions:
+    """How paths are walked: `--exclude` globs, the name stdin is reported under, and
+    where "skipped" notices go (not errors: the run still passes or fails on findings)."""
+
+    exclude: tuple[str, ...] = ()
+    stdin_filename: str | None = None
+    notices: list[InputError] | None = None
+
+    def excluded(self, path: str, top: str) -> bool:
+        """`--exclude` matches the path as shown, the path below the folder walked, or
+        the entry's own name (`charts`, `*.tpl.yaml`, `deploy/legacy/*`)."""
+        if not self.exclude:
+            return False
+        shown = os.path.normpath(path).replace(os.sep, "/")
+        below = os.path.relpath(path, top).replace(os.sep, "/")
+        name = os.path.basename(shown)
+        return any(
+            fnmatch.fnmatchcase(candidate, pattern.rstrip("/"))
+            for pattern in self.exclude
+            for candidate in (shown, below, name)
+        )
+
+    def notice(self, message: str, where: str) -> None:
+        if self.notices is not None:
+            self.notices.append(InputError(message, Location(where)))
 
 
 def check_paths(paths: Sequence[str]) -> None:
@@ -42,44 +78,50 @@ def check_paths(paths: Sequence[str]) -> None:
         raise InputFileError("'-' (stdin) can be given only once")
 
 
-def iter_inputs(paths: Sequence[str], errors: list[InputError]) -> Iterator[ManifestInput]:
-    """Files named by `paths`, directories walked in sorted order, each file once.
+def iter_inputs(
+    paths: Sequence[str], errors: list[InputError], options: InputOptions | None = None
+) -> Iterator[ManifestInput]:
+    """Files named by `paths`, directories walked in sorted order, each file once; Helm
+    charts met on the way are inputs of their own (rendered, or skipped with a notice).
 
     A path that names nothing usable adds to `errors` when it is reached, so errors and
     files come out in the order the user gave them.
     """
     check_paths(paths)
+    options = options or InputOptions()
     seen: set[str] = set()
     for given in paths:
         if given == "-":
-            yield ManifestInput(STDIN_PATH, None)
+            yield ManifestInput(options.stdin_filename or STDIN_PATH, None)
             continue
         if os.path.isdir(given):
-            found = _walk_directory(given, errors)
-            if found is not None and not found:
+            found = _walk_directory(given, errors, options)
+            if found is not None and not found and not helm.is_chart(given):
                 errors.append(
                     InputError(
                         "no *.yaml, *.yml or *.json files in this directory", Location(given)
                     )
                 )
         elif os.path.lexists(given):
-            found = [given]
+            found = [ManifestInput(given, given)]
         else:
             errors.append(InputError("no such file or directory", Location(given)))
             found = None
-        for path in found or ():
-            real = os.path.realpath(path)
+        for item in found or ():
+            real = os.path.realpath(item.chart or item.display)
             if real not in seen:
                 seen.add(real)
-                yield ManifestInput(path, path)
+                yield item
 
 
-def _walk_directory(top: str, errors: list[InputError]) -> list[str] | None:
-    """Manifest files under `top`, sorted; hidden entries and Helm chart sources skipped."""
-    if _is_helm_chart(top):
-        errors.append(_helm_chart_error(top))
-        return None
-    found: list[str] = []
+def _walk_directory(
+    top: str, errors: list[InputError], options: InputOptions
+) -> list[ManifestInput] | None:
+    """Manifest files and Helm charts under `top`, sorted; hidden and excluded entries
+    skipped, and a chart's own files never read as manifests."""
+    if helm.is_chart(top):
+        return _chart_input(top, options)
+    found: list[ManifestInput] = []
 
     def on_error(exc: OSError) -> None:
         errors.append(InputError(_os_error_text(exc), Location(exc.filename or top)))
@@ -88,37 +130,38 @@ def _walk_directory(top: str, errors: list[InputError]) -> list[str] | None:
         kept = []
         for name in sorted(dirs):
             sub = os.path.join(current, name)
-            if name.startswith("."):
+            if name.startswith(".") or options.excluded(sub, top):
                 continue
-            if _is_helm_chart(sub):
-                errors.append(_helm_chart_error(sub))
+            if helm.is_chart(sub):
+                found.extend(_chart_input(sub, options))
                 continue
             kept.append(name)
         dirs[:] = kept
-        found.extend(
-            os.path.join(current, name)
-            for name in files
-            if not name.startswith(".") and name.lower().endswith(MANIFEST_SUFFIXES)
-        )
+        for name in files:
+            path = os.path.join(current, name)
+            if (
+                not name.startswith(".")
+                and name.lower().endswith(MANIFEST_SUFFIXES)
+                and not options.excluded(path, top)
+            ):
+                found.append(ManifestInput(path, path))
     # Sorted by path components, so `a/b.yaml` comes before `a-c.yaml` on every platform.
-    return sorted(found, key=lambda path: os.path.normpath(path).split(os.sep))
+    return sorted(found, key=lambda item: os.path.normpath(item.display).split(os.sep))
 
 
-def _is_helm_chart(directory: str) -> bool:
-    return os.path.isfile(os.path.join(directory, "Chart.yaml"))
-
-
-def _helm_chart_error(directory: str) -> InputError:
-    return InputError(
-        "is a Helm chart; its templates are not manifests yet: lint the rendered output "
-        f"with `helm template {directory} | llmsched checklist lint -`",
-        Location(directory),
-    )
+def _chart_input(directory: str, options: InputOptions) -> list[ManifestInput]:
+    """A chart to render, or none (and a notice) when `helm` is not on PATH."""
+    if helm.helm_executable() is None:
+        options.notice(helm.skipped_notice(directory), directory)
+        return []
+    return [ManifestInput(directory, None, chart=directory)]
 
 
 def read_text(source: ManifestInput, *, max_file_size: int, stdin: TextIO | None = None) -> str:
     """The decoded text of one input, or `InputFileError` saying why not."""
     location = Location(source.display)
+    if source.chart is not None:
+        return _rendered_chart(source.chart, max_file_size)
     if source.fs_path is None:
         return _read_stream(source, max_file_size, stdin)
     path = source.fs_path
@@ -136,6 +179,19 @@ def read_text(source: ManifestInput, *, max_file_size: int, stdin: TextIO | None
     if len(data) > max_file_size:
         raise InputFileError(_too_big(None, max_file_size), location)
     return decode(data, source.display)
+
+
+def _rendered_chart(directory: str, max_file_size: int) -> str:
+    executable = helm.helm_executable()
+    if executable is None:  # gone since the walk
+        raise InputFileError("`helm` is no longer on PATH", Location(directory))
+    text = helm.render(directory, executable)
+    if len(text.encode("utf-8", "replace")) > max_file_size:
+        raise InputFileError(
+            "rendered chart " + _too_big(None, max_file_size).removeprefix("file "),
+            Location(directory),
+        )
+    return text
 
 
 def _read_stream(source: ManifestInput, max_file_size: int, stdin: TextIO | None) -> str:

@@ -8,7 +8,6 @@ one broken file does not hide the findings in the others.
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from collections import Counter
@@ -19,15 +18,17 @@ from typing import Any, TextIO
 from yaml.nodes import Node
 
 from llmsched.errors import InputFileError
-from llmsched.manifest import yaml_marks
+from llmsched.manifest import helm, yaml_marks
 from llmsched.manifest.inputs import (
     DEFAULT_MAX_FILE_SIZE,
     STDIN_PATH,
+    InputOptions,
     ManifestInput,
     check_paths,
     iter_inputs,
     read_text,
 )
+from llmsched.manifest.source_object import NodeAnchor, SourceObject, SourceText
 from llmsched.manifest.vllm_config_files import looks_like_vllm_config
 from llmsched.manifest.yaml_marks import Path
 from llmsched.model import InputError, Location
@@ -37,140 +38,13 @@ __all__ = [
     "STDIN_PATH",
     "ManifestSet",
     "Path",
-    "SourceObject",
     "load_manifests",
 ]
-
-_HELM_SOURCE = re.compile(r"^# Source: (.+?)[ \t]*\r?$", re.MULTILINE)
 
 SKIP_NOT_MAPPING = "document is not a mapping"
 SKIP_NO_KIND = "mapping without kind"
 SKIP_ITEM_NOT_MAPPING = "List item is not a mapping"
 SKIP_ITEM_NO_KIND = "List item without kind"
-
-
-class SourceText:
-    """One input's text, shared by the objects read from it (for lines and columns)."""
-
-    def __init__(self, path: str, text: str) -> None:
-        self.path = path
-        self.text = text
-        self._lines: list[str] | None = None
-        self._roots: list[Node] | None = None
-
-    @property
-    def lines(self) -> list[str]:
-        if self._lines is None:
-            self._lines = yaml_marks.split_lines(self.text)
-        return self._lines
-
-    def roots(self) -> list[Node]:
-        """Composed documents, for inputs whose data came from `json.loads`: marks are
-        only worked out when a finding first asks for one."""
-        if self._roots is None:
-            try:
-                with yaml_marks.gc_paused():
-                    self._roots = list(yaml_marks.compose_documents(self.text, self.path))
-            except InputFileError:
-                self._roots = []  # valid JSON that libyaml rejects: no marks, data intact
-        return self._roots
-
-
-class _NodeAnchor:
-    """Where an object's node tree is: given, or found lazily in the source."""
-
-    def __init__(
-        self, source: SourceText, doc_index: int, item_index: int | None, node: Node | None
-    ) -> None:
-        self.source = source
-        self._doc_index = doc_index
-        self._item_index = item_index
-        self._node = node
-        self._looked = node is not None
-
-    def node(self) -> Node | None:
-        if not self._looked:
-            self._looked = True
-            roots = self.source.roots()
-            root = roots[self._doc_index] if self._doc_index < len(roots) else None
-            if root is not None and self._item_index is not None:
-                items = yaml_marks.child(root, "items")
-                root = items and yaml_marks.child(items, self._item_index)
-            self._node = root
-        return self._node
-
-
-@dataclass
-class SourceObject:
-    """One manifest object and the way back to its lines.
-
-    `path` is the file as the user named it (relative stays relative), `<stdin>` for `-`.
-    Objects built from plain data (tests, snapshots) have no marks: their locations
-    name the file only.
-    """
-
-    data: dict[str, Any]
-    path: str
-    doc_index: int = 0
-    item_index: int | None = None  # position inside a `kind: List`
-    helm_source: str | None = None  # from Helm's `# Source: chart/templates/x.yaml`
-    _anchor: _NodeAnchor | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def kind(self) -> str:
-        kind = self.data.get("kind")
-        return kind if isinstance(kind, str) else ""
-
-    @property
-    def api_version(self) -> str | None:
-        version = self.data.get("apiVersion")
-        return version if isinstance(version, str) else None
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        metadata = self.data.get("metadata")
-        return metadata if isinstance(metadata, dict) else {}
-
-    @property
-    def name(self) -> str:
-        name = self.metadata.get("name") or self.metadata.get("generateName")
-        return str(name) if name is not None else ""
-
-    @property
-    def namespace(self) -> str | None:
-        namespace = self.metadata.get("namespace")
-        return str(namespace) if namespace is not None else None
-
-    def mark(self, path: Path) -> tuple[int, int] | None:
-        """(line, column), 1-based, of exactly `path`: its key, or its list item."""
-        node = self._anchor.node() if self._anchor else None
-        if node is None:
-            return None
-        depth, marker, _ = yaml_marks.walk(node, path)
-        return yaml_marks.node_mark(marker) if depth == len(path) else None
-
-    def location(self, path: Path = (), inner_line: int | None = None) -> Location:
-        """Where `path` is, or its deepest existing parent when it is missing.
-
-        `inner_line` is a 0-based line inside the string at `path` (a `serveConfigV2`, an
-        `sh -c` script): for a literal block (`|`) the result is that line of the file.
-        """
-        node = self._anchor.node() if self._anchor else None
-        if node is None or self._anchor is None:
-            return Location(self.path)
-        depth, marker, value = yaml_marks.walk(node, path)
-        if inner_line is not None and depth == len(path):
-            line, column = yaml_marks.inner_line_mark(value, inner_line, self._anchor.source.lines)
-        else:
-            line, column = yaml_marks.node_mark(marker)
-        return Location(self.path, line, column)
-
-    def source_line(self, line: int) -> str | None:
-        """Text of 1-based `line` of this object's file, e.g. to read an inline comment."""
-        if self._anchor is None:
-            return None
-        lines = self._anchor.source.lines
-        return lines[line - 1] if 1 <= line <= len(lines) else None
 
 
 @dataclass
@@ -186,6 +60,7 @@ class ManifestSet:
     config_objects: dict[str, SourceObject] = field(default_factory=dict)
     documents: int = 0  # non-empty documents read
     warnings: list[InputError] = field(default_factory=list)  # e.g. duplicate keys
+    notices: list[InputError] = field(default_factory=list)  # e.g. a Helm chart skipped
 
     def stats(self) -> dict[str, Any]:
         """Counts for `Report.stats`."""
@@ -202,15 +77,19 @@ def load_manifests(
     *,
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     stdin: TextIO | None = None,
+    exclude: Sequence[str] = (),
+    stdin_filename: str | None = None,
 ) -> ManifestSet:
-    """Read every manifest under `paths` (`-` is stdin). Never modifies a file.
+    """Read every manifest under `paths` (`-` is stdin, reported as `stdin_filename` when
+    given). Helm charts are rendered, or skipped with a notice. Never modifies a file.
 
     Raises `InputFileError` only for a wrong call (no paths, `-` twice); anything wrong
     with one file lands in `errors` and the other files still load.
     """
     check_paths(paths)
     result = ManifestSet()
-    for source in iter_inputs(paths, result.errors):
+    options = InputOptions(tuple(exclude), stdin_filename, result.notices)
+    for source in iter_inputs(paths, result.errors, options):
         result.files.append(source.display)
         try:
             text = read_text(source, max_file_size=max_file_size, stdin=stdin)
@@ -226,7 +105,16 @@ def load_manifests(
 
 
 def _load_text(result: ManifestSet, source: ManifestInput, text: str) -> None:
-    shared = SourceText(source.display, text)
+    shared = SourceText(source.display, text, helm_mapped=source.chart is not None)
+    if source.chart is not None:
+        shared.chart_root = source.chart
+    elif source.is_stdin and "# Source: " in text:
+        shared.helm_mapped = True
+        first = helm.SOURCE_COMMENT.search(text)
+        shared.chart_root = helm.stdin_chart_root(
+            source.display if source.display != STDIN_PATH else None,
+            first.group(1) if first else None,
+        )
     if source.is_json or text.lstrip()[:1] in ("{", "["):
         try:
             data = json.loads(text)
@@ -249,11 +137,11 @@ def _load_text(result: ManifestSet, source: ManifestInput, text: str) -> None:
 
 
 def _load_yaml(result: ManifestSet, shared: SourceText) -> None:
-    helm = _HelmSources(shared.text)
+    sources = helm.HelmSources(shared.text)
     previous_end = -1
     try:
         for doc_index, root in enumerate(yaml_marks.compose_documents(shared.text, shared.path)):
-            helm_source = helm.before(root.start_mark.line, previous_end)
+            helm_source = sources.before(root.start_mark.line, previous_end)
             previous_end = root.end_mark.line
             if yaml_marks.is_empty_document(root):
                 continue
@@ -288,7 +176,7 @@ def _add_document(
         result.skipped[SKIP_NOT_MAPPING] += 1
         return
     obj = SourceObject(
-        data, shared.path, doc_index, None, helm_source, _NodeAnchor(shared, doc_index, None, root)
+        data, shared.path, doc_index, None, helm_source, NodeAnchor(shared, doc_index, None, root)
     )
     kind = data.get("kind")
     if not isinstance(kind, str) or not kind:
@@ -333,7 +221,7 @@ def _list_items(
             listing.doc_index,
             index,
             listing.helm_source,
-            _NodeAnchor(anchor.source, listing.doc_index, index, node),
+            NodeAnchor(anchor.source, listing.doc_index, index, node),
         )
 
 
@@ -371,27 +259,3 @@ def _register_config(
         if name not in result.config_files:  # the first file of a basename keeps it
             result.config_files[name] = data
             result.config_objects[name] = obj
-
-
-class _HelmSources:
-    """`# Source:` comments Helm writes above each rendered template."""
-
-    def __init__(self, text: str) -> None:
-        self._lines: list[int] = []
-        self._names: list[str] = []
-        if "# Source: " not in text:
-            return
-        line, position = 0, 0
-        for match in _HELM_SOURCE.finditer(text):
-            line += text.count("\n", position, match.start())
-            position = match.start()
-            self._lines.append(line)
-            self._names.append(match.group(1))
-
-    def before(self, start_line: int, after_line: int) -> str | None:
-        """The last comment above a document starting at `start_line` (0-based) that is
-        below the previous document, which ended at `after_line`."""
-        index = bisect.bisect_left(self._lines, start_line) - 1
-        if index >= 0 and self._lines[index] >= after_line:
-            return self._names[index]
-        return None

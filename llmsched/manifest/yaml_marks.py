@@ -268,3 +268,41 @@ def inner_line_mark(value: Node, inner_line: int, lines: Sequence[str]) -> Mark:
         0,
     )
     return line + 1, indent + 1  # a blank line: the block's indentation
+
+
+def flag_pattern(dest: str) -> re.Pattern[str]:
+    """`max_num_seqs` as written on a command line: `--max-num-seqs` or `--max_num_seqs`."""
+    spelled = r"[-_]".join(re.escape(part) for part in dest.split("_"))
+    return re.compile(rf"(?<![\w-])--{spelled}(?=[\s=\"'\\]|$)")
+
+
+def flag_mark(value: Node, inner_line: int, dest: str, lines: Sequence[str]) -> Mark | None:
+    """Where the flag for `dest` is written inside the string `value` (an `sh -c` script,
+    a folded `>-` argument), or None when it is not spelled there (a default, a `--config`
+    file, an expanded variable).
+
+    A literal block (`|`) keeps its lines: the flag is looked for on `inner_line` first.
+    Folded and quoted strings reflow theirs, so the first occurrence in the text counts.
+    """
+    if value.__class__ is not ScalarNode:
+        return None
+    pattern = flag_pattern(dest)
+    if value.style == "|":
+        line, _ = inner_line_mark(value, inner_line, lines)
+        match = pattern.search(lines[line - 1]) if 0 < line <= len(lines) else None
+        if match is not None:
+            return line, match.start() + 1
+    start, end = value.start_mark, value.end_mark
+    for index in range(start.line, min(end.line, len(lines) - 1) + 1):
+        text = lines[index]
+        low = start.column if index == start.line else 0
+        high = end.column if index == end.line else len(text)
+        match = pattern.search(text, low, high)
+        if match is not None:
+            return index + 1, match.start() + 1
+    return None
+
+
+def header_line(value: Node) -> int:
+    """1-based line where a scalar begins: a block's `|`/`>` header, a quote's opening."""
+    return value.start_mark.line + 1

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from llmsched.manifest.sources import ManifestSet, SourceObject
+from llmsched.manifest.source_object import SourceObject
+from llmsched.manifest.sources import ManifestSet
 
 DATA = Path(__file__).parent / "data" / "manifests"
 

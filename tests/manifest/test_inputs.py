@@ -103,7 +103,10 @@ def test_files_are_left_untouched(data_dir: Path) -> None:
     assert after == before
 
 
-def test_directory_is_walked_sorted_skipping_hidden_and_helm_charts(data_dir: Path) -> None:
+def test_directory_is_walked_sorted_skipping_hidden_and_helm_charts(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(data_dir / "no-helm-here"))
     result = load_manifests(["tree"])
 
     assert result.files == [
@@ -113,9 +116,10 @@ def test_directory_is_walked_sorted_skipping_hidden_and_helm_charts(data_dir: Pa
         os.path.join("tree", "z.yaml"),
     ]
     assert [o.name for o in result.objects] == ["a-inner", "a-sibling", "b-upper", "z"]
-    (error,) = result.errors
-    assert error.location == Location(os.path.join("tree", "chart"))
-    assert "helm template" in error.message
+    assert result.errors == []  # a chart is not an error: skipped with a notice
+    (notice,) = result.notices
+    assert notice.location == Location(os.path.join("tree", "chart"))
+    assert "`helm` is not on PATH" in notice.message
 
 
 def test_directory_order_does_not_depend_on_creation_order(tmp_path: Path) -> None:

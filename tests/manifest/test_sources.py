@@ -9,7 +9,8 @@ from pathlib import Path
 import yaml
 from manifest_helpers import DATA, by_kind, line_of
 
-from llmsched.manifest.sources import STDIN_PATH, SourceObject, load_manifests
+from llmsched.manifest.source_object import SourceObject
+from llmsched.manifest.sources import STDIN_PATH, load_manifests
 from llmsched.model import Location
 
 # --- Helm output ------------------------------------------------------------------

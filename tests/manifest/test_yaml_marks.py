@@ -12,6 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from llmsched.manifest import yaml_marks
 from llmsched.manifest.sources import load_manifests
 from llmsched.model import Location
 
@@ -192,3 +193,25 @@ def test_data_and_marks_agree_with_pyyaml(tmp_path: Path, spec: dict[str, Any], 
         assert found is not None
         if isinstance(key_path[-1], str):
             assert found[column - 1 :].lstrip("'\"").startswith(key_path[-1])
+
+
+def _scalar(text: str, *path: str | int) -> tuple[Any, list[str]]:
+    root = next(yaml_marks.compose_documents(text, "t.yaml"))
+    _, _, value = yaml_marks.walk(root, path)
+    return value, yaml_marks.split_lines(text)
+
+
+def test_flag_mark_in_literal_folded_and_quoted_strings() -> None:
+    literal = "s: |\n  vllm serve m \\\n    --max-num-seqs 8 \\\n    --max_model_len 9\n"
+    value, lines = _scalar(literal, "s")
+    assert yaml_marks.flag_mark(value, 1, "max_num_seqs", lines) == (3, 5)
+    assert yaml_marks.flag_mark(value, 2, "max_model_len", lines) == (4, 5)
+    folded = "a:\n- >-\n  vllm serve m\n  --max-num-seqs=8\n"
+    value, lines = _scalar(folded, "a", 0)
+    assert yaml_marks.flag_mark(value, 0, "max_num_seqs", lines) == (4, 3)
+    quoted = 'c: ["sh", "-c", "vllm serve m\n  --max-num-seqs 8"]\n'
+    value, lines = _scalar(quoted, "c", 2)
+    assert yaml_marks.flag_mark(value, 0, "max_num_seqs", lines) == (2, 3)
+    assert yaml_marks.flag_mark(value, 0, "max_num_batched_tokens", lines) is None
+    assert yaml_marks.flag_mark(value, 0, "max_num", lines) is None  # whole flags only
+    assert yaml_marks.header_line(value) == 1

@@ -1,5 +1,6 @@
 """One runner over tests/rules/cases/<ID>/{good,bad}-*.yaml: a bad case must yield at least
-one finding of its rule, a good case none (and must not leave the rule unevaluated).
+one finding of its rule, a good case none (and must not leave the rule unevaluated), an
+info case (`info-*`: judged fine, and the finding says why) only findings at `info`.
 
 An optional `<case>.expect.yaml` pins the findings: a list of {line, message_contains}.
 """
@@ -13,6 +14,7 @@ import yaml
 
 from llmsched.config import Config
 from llmsched.engine.lint import run_lint
+from llmsched.model import Severity
 
 CASES = Path(__file__).parent / "cases"
 
@@ -37,8 +39,11 @@ def test_case(rule: str, case: Path) -> None:
         assert mine, f"{case.name}: expected {rule} to fire; not evaluated: {unevaluated}"
         for finding in mine:
             assert finding.location is not None and finding.location.line, finding
+    elif case.name.startswith("info"):
+        assert mine, f"{case.name}: expected an info note from {rule}; not evaluated: {unevaluated}"
+        assert {f.severity for f in mine} == {Severity.info}, [str(f.severity) for f in mine]
     else:
-        assert case.name.startswith("good"), f"case files are good-* or bad-*: {case.name}"
+        assert case.name.startswith("good"), f"case files are good-*, info-* or bad-*: {case.name}"
         assert not mine, "\n".join(f"{f.location}: {f.message}" for f in mine)
         assert not unevaluated, unevaluated
     expect = case.with_name(case.stem + ".expect.yaml")

@@ -26,6 +26,7 @@ class Outcome:
     not_evaluated: str | None = None  # else: why the subject could not be judged
     path: Path | None = None  # where in the object; None: the subject itself
     inner_line: int | None = None
+    flag: str | None = None  # the vLLM dest at `path`: inside a string, point at its flag
     evidence: tuple[Evidence, ...] = ()
     severity: Severity | None = None
 

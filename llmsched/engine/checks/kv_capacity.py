@@ -8,6 +8,7 @@ from typing import Any
 
 from llmsched.engine.checks import Outcome, check
 from llmsched.engine.gpu_use import container_gpu, gpu_worker_pods
+from llmsched.engine.request_length import request_length
 from llmsched.engine.scope import SubjectView
 from llmsched.engine.sizing import served_model
 from llmsched.manifest.gpu_pinning import pinned_gpu
@@ -90,10 +91,13 @@ def _evidence(capacity: Any, args: Mapping[str, Any]) -> tuple[Evidence, ...]:
     )
 
 
-def _at(view: SubjectView, dest: str) -> tuple[Any, int | None]:
+def _at(view: SubjectView, dest: str) -> tuple[Any, int | None, str | None]:
+    """Where `dest` was set (path, line inside a string, the flag to look for there)."""
     assert view.invocation is not None
-    location = view.invocation.locations.get(dest, view.invocation.location)
-    return location.path, location.inner_line
+    location = view.invocation.locations.get(dest)
+    if location is None:
+        return view.invocation.location.path, view.invocation.location.inner_line, None
+    return location.path, location.inner_line, dest
 
 
 @check("kv_weights_fit")
@@ -107,7 +111,7 @@ def kv_weights_fit(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
         capacity.weights_bytes_per_gpu
         > capacity.requested_bytes_per_gpu - capacity.overhead_bytes_per_gpu
     ):
-        path, inner = _at(view, "tensor_parallel_size")
+        path, inner, flag = _at(view, "tensor_parallel_size")
         budget = capacity.requested_bytes_per_gpu - capacity.overhead_bytes_per_gpu
         yield Outcome(
             message=f"{model.id} needs {capacity.weights_bytes / GIB:.0f} GiB of weights; over "
@@ -120,6 +124,7 @@ def kv_weights_fit(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
             f"{_fitting_parallelism(capacity.weights_bytes, tp, pp, budget, _tp_room(view))}",
             path=path,
             inner_line=inner,
+            flag=flag,
             evidence=_evidence(capacity, args),
         )
 
@@ -155,7 +160,7 @@ def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[O
     long_context = int(params.get("long_context", 32768))
     explicit = args.get("max_model_len")
     length = capacity.max_model_len
-    path, inner = _at(view, "max_model_len")
+    path, inner, flag = _at(view, "max_model_len")
     where = _where(capacity)
     if length and capacity.blocks_for(length) > max(capacity.num_gpu_blocks - 1, 0):
         what = (
@@ -172,6 +177,7 @@ def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[O
             f"the longest prompt + output you serve (at most ~{capacity.tokens_capacity})",
             path=path,
             inner_line=inner,
+            flag=flag,
             evidence=_evidence(capacity, args),
             severity=Severity.error,  # the engine does not start: not a tuning matter
         )
@@ -186,6 +192,7 @@ def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[O
             "the longest prompt + output you serve",
             path=path,
             inner_line=inner,
+            flag=flag,
             evidence=_evidence(capacity, args),
         )
 
@@ -212,18 +219,21 @@ def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
     if capacity.max_model_len and capacity.blocks_for(capacity.max_model_len) > usable:
         return  # the engine does not start: VLLM003 reports it
     share = float(params.get("max_share", 0.7))
-    raw_mean = view.annotations.get(
-        "llmsched.io/mean-tokens-per-seq", params.get("mean_tokens_per_seq", 2048)
-    )
+    written_len = view.invocation is not None and "max_model_len" in view.invocation.explicit
     try:
-        mean_tokens = int(raw_mean)
-    except (TypeError, ValueError):
-        yield Outcome(
-            not_evaluated=f"annotation llmsched.io/mean-tokens-per-seq={raw_mean!r} is not a "
-            "whole number of tokens"
+        length = request_length(
+            view.annotations,
+            params,
+            capacity.max_model_len,
+            written_len,
+            bound=int(params.get("bounded_max_model_len", 2048)),
         )
+    except ValueError as exc:
+        yield Outcome(not_evaluated=str(exc))
         return
-    assumed = "llmsched.io/mean-tokens-per-seq" not in view.annotations
+    if length is None:
+        return  # nothing says how long requests are: no length is assumed
+    mean_tokens = length.tokens
     if capacity.max_model_len:
         mean_tokens = min(mean_tokens, capacity.max_model_len)
     seqs = int(args["max_num_seqs"])
@@ -234,10 +244,10 @@ def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
         amount = f"{ratio:.1f}× the" if ratio >= 1 else f"{ratio:.0%} of the"
         written = view.invocation is not None and "max_num_seqs" in view.invocation.explicit
         default = "" if written else " (vLLM's default here)"
-        path, inner = _at(view, "max_num_seqs")
+        path, inner, flag = _at(view, "max_num_seqs")
         yield Outcome(
             message=f"max_num_seqs {seqs}{default} × ~{mean_tokens} tokens per sequence"
-            f"{' (assumed; set the llmsched.io/mean-tokens-per-seq annotation)' if assumed else ''}"
+            f" ({length.source})"
             f" needs {needed_blocks} KV blocks, {amount} {usable} blocks "
             f"({capacity.tokens_capacity} tokens) that {_where(capacity)} holds for {model.id}: "
             "under load the cache fills long before the cap, vLLM preempts running sequences "
@@ -249,9 +259,11 @@ def kv_concurrency(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
             ),
             path=path,
             inner_line=inner,
+            flag=flag,
             evidence=(
                 *_evidence(capacity, args),
-                Evidence("assumption", "mean_tokens_per_seq", mean_tokens),
+                Evidence("assumption", "tokens_per_request", mean_tokens),
+                Evidence("assumption", "tokens_per_request_source", length.source),
             ),
         )
 
@@ -281,13 +293,14 @@ def weak_gpu_batch(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Out
             f"; a full prefill step of {model.id} takes at least {seconds:.2f} s at peak "
             "FLOP/s, and every running request's next token waits for it"
         )
-    path, inner = _at(view, "max_num_batched_tokens")
+    path, inner, flag = _at(view, "max_num_batched_tokens")
     yield Outcome(
         message=f"--max-num-batched-tokens {tokens} on {gpu.name} ({gpu.bf16_flops / 1e12:.0f} "
         f"TFLOP/s {'bf16' if gpu.supports_bf16 else 'fp16'}): one step can carry that many "
         f"prompt tokens{step}",
         path=path,
         inner_line=inner,
+        flag=flag,
         evidence=(
             Evidence("knowledge", "gpu", gpu.name),
             Evidence("manifest", "max_num_batched_tokens", tokens),

@@ -78,6 +78,7 @@ def _ray_serve_gpus(view: SubjectView, invocation: VllmInvocation) -> Iterator[O
         "replica's placement group never fits and the deployment stays DEPLOYING",
         path=at.path,
         inner_line=at.inner_line,
+        flag="tensor_parallel_size",
         evidence=(
             Evidence("manifest", "tensor_parallel_size", tp),
             Evidence("manifest", "pipeline_parallel_size", pp),
@@ -120,6 +121,7 @@ def tp_gpus(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
                 f"of {size} pods needs {needed / size:g} GPU(s) per pod, but the pod gets {limit}",
                 path=at.path,
                 inner_line=at.inner_line,
+                flag="tensor_parallel_size",
                 evidence=evidence,
             )
         return
@@ -132,6 +134,7 @@ def tp_gpus(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
                 "group never fits and vLLM waits forever",
                 path=at.path,
                 inner_line=at.inner_line,
+                flag="tensor_parallel_size",
                 evidence=evidence,
             )
         return
@@ -150,5 +153,6 @@ def tp_gpus(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
             f"{limit}: {consequence}",
             path=at.path,
             inner_line=at.inner_line,
+            flag="tensor_parallel_size",
             evidence=evidence,
         )
