@@ -176,17 +176,48 @@ class DiagnoseEvaluator:
         for rule in self.rules:
             by_scope.setdefault(rule.spec.scope, []).append(rule)
         for scope, rules in by_scope.items():
-            lazy: dict[str, Any] = {"cluster": cluster}
+            shared: dict[str, Any] = {"cluster": cluster}
             if scope == "cluster":  # one subject: its rules may read every pod and node
-                lazy["pods"] = [p.data for p in facts.pods.values()]
-                lazy["nodes"] = [n.data for n in facts.nodes.values()]
-            for subject in facts.subjects(scope):
+                shared["pods"] = [p.data for p in facts.pods.values()]
+                shared["nodes"] = [n.data for n in facts.nodes.values()]
+            if scope == "evidence":
+                self._run_per_rule(rules, shared, views, facts)
+                continue
+            subjects = facts.subjects(scope)
+            for subject in subjects:
                 eager = {SCOPE_VARIABLE[scope]: subject.data, "signatures": subject.signatures}
-                variables: dict[str, Any] = {**eager, **lazy}  # what named checks read
-                activation = Activation(eager, self.functions, lazy)
+                variables: dict[str, Any] = {**eager, **shared}  # what named checks read
+                activation = Activation(eager, self.functions, shared)
                 for rule in rules:
                     activation.with_lazy("cluster", views[id(rule)])
                     self._evaluate(rule, subject, variables, activation, facts)
+
+    def _run_per_rule(
+        self,
+        rules: Sequence[CompiledDiagnoseRule],
+        shared: Mapping[str, Any],
+        views: Mapping[int, Any],
+        facts: Facts,
+    ) -> None:
+        """The evidence scope: one subject per distinct observation, and an evidence rule
+        judges only the observations whose signatures it lists (`signatures:`), so a log
+        of 100k lines costs what its relevant lines cost. One activation per rule holds the
+        rule's view of `cluster`, converted once; each subject is read as it is reached."""
+        wanted: frozenset[str] | None = frozenset()
+        for rule in rules:
+            listed = frozenset(rule.spec.signatures) if rule.spec.signatures else None
+            wanted = None if wanted is None or listed is None else wanted | listed
+        subjects = facts.subjects("evidence", wanted)
+        for rule in rules:
+            activation = Activation({"cluster": views[id(rule)]}, self.functions, {})
+            listed = frozenset(rule.spec.signatures)
+            for subject in subjects:
+                if listed and subject.data["signature"] not in listed:
+                    continue
+                own = {"evidence": subject.data, "signatures": subject.signatures}
+                for name, value in own.items():
+                    activation.with_lazy(name, value)
+                self._evaluate(rule, subject, {**own, **shared}, activation, facts)
 
     def _evaluate(
         self,

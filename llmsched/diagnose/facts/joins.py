@@ -9,9 +9,11 @@ from typing import Any
 from llmsched.diagnose.facts.pods import scheduling
 from llmsched.diagnose.facts.subjects import Facts, Subject
 from llmsched.engine.functions.diag_ray import IPV4
+from llmsched.evidence.observations import Observation
 from llmsched.snapshot import safe_name
 
 # engine arguments a metrics-only endpoint can borrow from the same server's logs
+MAX_EVENTS_PER_SIGNATURE = 200
 _VLLM_CONFIG_KEYS = ("max_num_seqs", "max_model_len", "max_num_batched_tokens", "version")
 
 
@@ -94,6 +96,22 @@ def _link_pods(facts: Facts) -> None:
             ]
 
 
+def _distinct_events(observations: Iterable[Observation]) -> list[dict[str, Any]]:
+    """A pod's events, each distinct one once and at most `MAX_EVENTS_PER_SIGNATURE` of a
+    kind (rules ask whether one exists; a log that repeats an event 30,000 times must not
+    make a 30,000-entry CEL list)."""
+    seen: set[tuple[str, str, Any]] = set()
+    per_signature: dict[str, int] = {}
+    out = []
+    for o in observations:
+        key = (o.signature, o.text, o.fields.get("reason"))
+        if key not in seen and per_signature.get(o.signature, 0) < MAX_EVENTS_PER_SIGNATURE:
+            seen.add(key)
+            per_signature[o.signature] = per_signature.get(o.signature, 0) + 1
+            out.append({"signature": o.signature, "text": o.text, "reason": key[2]})
+    return out
+
+
 def link_nodes(facts: Facts) -> None:
     _adopt_unowned_engine_lines(facts)
     for pod in facts.pods.values():
@@ -101,10 +119,7 @@ def link_nodes(facts: Facts) -> None:
         if node is not None:
             pod.data["gpu_product"] = node.data.get("gpu_product")
         pod.data["signatures"] = pod.signatures
-        pod.data["events"] = [
-            {"signature": o.signature, "text": o.text, "reason": o.fields.get("reason")}
-            for o in pod.observations
-        ]
+        pod.data["events"] = _distinct_events(pod.observations)
         if pod.data["phase"] is None and any(s.startswith("k8s.pending") for s in pod.signatures):
             pod.data["phase"] = "Pending"
     _link_pods(facts)

@@ -37,7 +37,9 @@ class Facts:
     sources: list[dict[str, Any]] = field(default_factory=list)
     cluster: Subject = field(default_factory=lambda: Subject("cluster", "cluster", {}))
 
-    def subjects(self, scope: str) -> list[Subject]:
+    def subjects(self, scope: str, signatures: frozenset[str] | None = None) -> list[Subject]:
+        """The subjects of a scope; `signatures`: of the evidence scope, only the observations
+        with one of these signatures (None: all)."""
         if scope == "pod":
             return list(self.pods.values())
         if scope == "node":
@@ -47,7 +49,9 @@ class Facts:
         if scope == "endpoint":
             return list(self.endpoints.values())
         if scope == "evidence":
-            return _evidence_subjects(self.observations)
+            return _evidence_subjects(
+                o for o in self.observations if signatures is None or o.signature in signatures
+            )
         if scope == "cluster":
             return [self.cluster]
         raise ValueError(f"unknown diagnose scope {scope!r}")
