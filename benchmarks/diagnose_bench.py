@@ -114,12 +114,13 @@ def generate_random(path: Path, size: int = 2**20, seed: int = 0) -> int:
     return 0
 
 
-def run_cli(path: Path, runs: int) -> tuple[float, float, int]:
-    """Median wall seconds, peak RSS (MiB) of the worst run, exit code of the last run."""
-    times, peak, code = [], 0.0, 0
+def run_cli(path: Path, runs: int) -> tuple[float, float, float, int]:
+    """Median wall seconds, median CPU seconds (the wall clock measures a shared machine's
+    load as well), peak RSS (MiB) of the worst run, exit code of the last run."""
+    times, cpus, peak, code = [], [], 0.0, 0
     for _ in range(runs):
         started = time.perf_counter()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(
             [sys.executable, "-m", "llmsched", "diagnose", str(path), "--output", "json"],
             check=False,
@@ -127,12 +128,16 @@ def run_cli(path: Path, runs: int) -> tuple[float, float, int]:
             env={**os.environ, "PYTHONPATH": str(HERE.parent)},
         )
         times.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         # ru_maxrss of children is the largest of any child so far (KiB on Linux)
-        peak = max(peak, max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024)
+        peak = max(peak, after.ru_maxrss / 1024)
         code = done.returncode
         if b"Traceback" in done.stderr:
             print(done.stderr.decode(errors="replace")[-2000:])
-    return statistics.median(times) if times else 0.0, peak, code
+    if not times:
+        return 0.0, 0.0, peak, code
+    return statistics.median(times), statistics.median(cpus), peak, code
 
 
 def main() -> None:
@@ -162,28 +167,30 @@ def main() -> None:
             f" {len(result.observations)} observations"
         )
         if args.runs:
-            seconds, peak, code = run_cli(log, args.runs)
+            seconds, cpu, peak, code = run_cli(log, args.runs)
             print(
-                f"llmsched diagnose (process, median of {args.runs}): {seconds:.2f} s, "
-                f"peak RSS {peak:.0f} MiB, exit {code}"
+                f"llmsched diagnose (process, median of {args.runs}): {seconds:.2f} s "
+                f"({cpu:.2f} s CPU), peak RSS {peak:.0f} MiB, exit {code}"
             )
         if args.k8s_events:
             events = Path(tmp) / "events.txt"
             generate_k8s_events(events, args.k8s_events)
-            seconds, peak, code = run_cli(events, max(args.runs, 1))
+            seconds, cpu, peak, code = run_cli(events, max(args.runs, 1))
             print(
-                f"{args.k8s_events} kubectl events lines: {seconds:.2f} s, "
+                f"{args.k8s_events} kubectl events lines: {seconds:.2f} s ({cpu:.2f} s CPU), "
                 f"peak RSS {peak:.0f} MiB, exit {code}"
             )
         shapes = {"1 MiB line": generate_long_line, "random bytes": generate_random}
         for name, make in shapes.items():
             target = Path(tmp) / name.replace(" ", "_")
             make(target)
-            seconds, peak, code = run_cli(target, 1)
-            print(f"{name}: {seconds:.2f} s, peak RSS {peak:.0f} MiB, exit {code}")
+            seconds, cpu, peak, code = run_cli(target, 1)
+            print(
+                f"{name}: {seconds:.2f} s ({cpu:.2f} s CPU), peak RSS {peak:.0f} MiB, exit {code}"
+            )
         empty = Path(tmp) / "empty.txt"
         empty.write_text("", encoding="utf-8")
-        seconds, peak, code = run_cli(empty, 1)
+        seconds, _, _, code = run_cli(empty, 1)
         print(f"empty input: {seconds:.2f} s, exit {code}")
 
 
