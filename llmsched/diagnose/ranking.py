@@ -73,9 +73,7 @@ def cluster_fields(expressions: Sequence[str]) -> frozenset[str] | None:
 def _expressions(spec: RuleSpec) -> list[str]:
     template = compile_template(spec.message, spec.path).expressions if spec.message else ()
     return [
-        e
-        for e in (spec.symptom, spec.message_expression, *template, *spec.evidence.values())
-        if e
+        e for e in (spec.symptom, spec.message_expression, *template, *spec.evidence.values()) if e
     ]
 
 

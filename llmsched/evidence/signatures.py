@@ -89,9 +89,7 @@ def match_message(
     return _match(text, catalogue)
 
 
-# A log says the same thing again and again: a short message is matched once. (The fields
-# dicts are shared by the repeats: callers copy them, never change them.)
-_CACHED_TEXT = 400
+_CACHED_TEXT = 400  # a log repeats itself: a short message is matched once (fields: read-only)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -119,13 +117,12 @@ def _match(text: str, catalogue: tuple[Signature, ...] | None) -> list[Signature
 
 
 def _candidates(text: str) -> tuple[frozenset[str], tuple[Signature, ...]]:
-    """The catalogue's signatures that could match `text`, in catalogue order, from one
-    scan of the text for all keywords at once rather than one scan per signature."""
+    """The keywords in `text` (one scan for all) and the signatures that could match it."""
     found = frozenset(_keyword_index()[0].findall(text))
     return found, _reached(found) if found else ()
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)  # lines that name the same keywords reach the same signatures
 def _reached(found: frozenset[str]) -> tuple[Signature, ...]:
     reach = _keyword_index()[1]
     signatures = load_signatures()
@@ -153,10 +150,8 @@ def _keyword_index() -> tuple[re.Pattern[str], dict[str, frozenset[int]]]:
 
 
 def _trie_pattern(keywords: Sequence[str]) -> str:
-    """One regex for all keywords, factored by common prefix: the same matches as the
-    alternation longest-first (a branch that ends a keyword is optional and greedy, so the
-    longest keyword at a position wins) at a fraction of the cost of trying every branch
-    at every position of every line."""
+    """All keywords in one regex factored by common prefix: the longest-first alternation's
+    matches (a keyword's end is an optional, greedy branch) without trying every branch."""
     trie: dict[str, Any] = {}
     for keyword in keywords:
         node = trie
@@ -304,8 +299,7 @@ def _jsonable(value: Any) -> Any:
 # ------------------------------------------------------------------ loading
 
 
-# libyaml's safe loader when PyYAML has it: the catalogue is read on every run
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's: read on every run
 
 
 @functools.lru_cache(maxsize=1)
