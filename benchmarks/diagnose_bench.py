@@ -1,16 +1,22 @@
-"""Diagnose speed on a big pasted log: `python benchmarks/diagnose_bench.py [--mb 20]`.
+"""Diagnose speed and memory on big pasted inputs: `python benchmarks/diagnose_bench.py`.
 
-Generates a log of about `--mb` MiB from the sniffer test data (every line of it, pasted
-the ways people paste: plain, `> `-quoted, coloured, behind kubectl's and vLLM's
-prefixes), padded with ordinary INFO lines; `--events` of its lines are ones the
-catalogue recognises. Prints the seconds taken by normalising, by sniffing, and by the
-whole `llmsched diagnose FILE` process (median of `--runs`).
+`--mb` MiB log (issue 9: 20 MiB, 50k events, target < 3 s): generated from the sniffer
+test data (every line of it, pasted the ways people paste: plain, `> `-quoted, coloured,
+behind kubectl's and vLLM's prefixes), padded with ordinary INFO lines; `--events` of its
+lines are ones the catalogue recognises. `--k8s-events` lines of `kubectl get events -A`
+(issue 10: 100k lines, target < 5 s and 300 MB peak RSS): Warning and Normal events of
+many pods, most of them repeats as a real cluster's are. Then the hostile shapes: one
+line of 1 MiB, random bytes, empty input. Prints, for each, the seconds taken by the
+whole `llmsched diagnose FILE` process (median of `--runs`), its peak RSS and exit code;
+for the big log also normalising and sniffing alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -61,11 +67,85 @@ def generate(path: Path, mb: int, events: int, seed: int = 0) -> int:
     return lines
 
 
+_EVENT_KINDS = (
+    (
+        "Warning",
+        "FailedScheduling",
+        "0/{n} nodes are available: {n} Insufficient nvidia.com/gpu. "
+        "preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod.",
+    ),
+    ("Warning", "BackOff", "Back-off restarting failed container vllm in pod {pod}_llm({uid})"),
+    (
+        "Warning",
+        "Unhealthy",
+        'Liveness probe failed: Get "http://10.0.3.{k}:8000/health": '
+        "dial tcp 10.0.3.{k}:8000: connect: connection refused",
+    ),
+    ("Normal", "Pulled", 'Container image "vllm/vllm-openai:v0.8.5" already present on machine'),
+    ("Normal", "Scheduled", "Successfully assigned llm/{pod} to gpu-a10-{k}"),
+)
+
+
+def generate_k8s_events(path: Path, lines: int, pods: int = 2000, seed: int = 0) -> int:
+    """`kubectl get events -A` output: `lines` rows about `pods` pods."""
+    rng = random.Random(seed)
+    names = [f"vllm-llama-7d9f8c6b5-{rng.getrandbits(24):06x}" for _ in range(pods)]
+    with path.open("w", encoding="utf-8") as out:
+        out.write("$ kubectl get events -A\n")
+        out.write(
+            f"{'NAMESPACE':<12}{'LAST SEEN':<12}{'TYPE':<10}{'REASON':<19}{'OBJECT':<38}MESSAGE\n"
+        )
+        for index in range(lines):
+            pod = names[rng.randrange(pods)]
+            kind, reason, message = rng.choice(_EVENT_KINDS)
+            text = message.format(n=4, pod=pod, uid=f"{index % 97:04x}", k=index % 8)
+            age = f"{rng.randrange(1, 59)}m"
+            out.write(f"{'llm':<12}{age:<12}{kind:<10}{reason:<19}{'pod/' + pod:<38}{text}\n")
+    return lines + 2
+
+
+def generate_long_line(path: Path, mb: int = 1) -> int:
+    path.write_text("ERROR " + "x" * (mb * 2**20) + " CUDA out of memory\n", encoding="utf-8")
+    return 1
+
+
+def generate_random(path: Path, size: int = 2**20, seed: int = 0) -> int:
+    path.write_bytes(random.Random(seed).randbytes(size))
+    return 0
+
+
+def run_cli(path: Path, runs: int) -> tuple[float, float, float, int]:
+    """Median wall seconds, median CPU seconds (the wall clock measures a shared machine's
+    load as well), peak RSS (MiB) of the worst run, exit code of the last run."""
+    times, cpus, peak, code = [], [], 0.0, 0
+    for _ in range(runs):
+        started = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = subprocess.run(
+            [sys.executable, "-m", "llmsched", "diagnose", str(path), "--output", "json"],
+            check=False,
+            capture_output=True,
+            env={**os.environ, "PYTHONPATH": str(HERE.parent)},
+        )
+        times.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        # ru_maxrss of children is the largest of any child so far (KiB on Linux)
+        peak = max(peak, after.ru_maxrss / 1024)
+        code = done.returncode
+        if b"Traceback" in done.stderr:
+            print(done.stderr.decode(errors="replace")[-2000:])
+    if not times:
+        return 0.0, 0.0, peak, code
+    return statistics.median(times), statistics.median(cpus), peak, code
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=20)
     parser.add_argument("--events", type=int, default=50_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--k8s-events", type=int, default=100_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "big.log"
@@ -86,18 +166,32 @@ def main() -> None:
             f"sniff: {time.perf_counter() - started:.2f} s ({time.process_time() - cpu:.2f} s CPU),"
             f" {len(result.observations)} observations"
         )
-        times = []  # --runs 0: normalise and sniff only
-        for _ in range(args.runs):
-            started = time.perf_counter()
-            subprocess.run(
-                [sys.executable, "-m", "llmsched", "diagnose", str(log), "--output", "json"],
-                check=False,
-                capture_output=True,
+        if args.runs:
+            seconds, cpu, peak, code = run_cli(log, args.runs)
+            print(
+                f"llmsched diagnose (process, median of {args.runs}): {seconds:.2f} s "
+                f"({cpu:.2f} s CPU), peak RSS {peak:.0f} MiB, exit {code}"
             )
-            times.append(time.perf_counter() - started)
-        if times:
-            median = statistics.median(times)
-            print(f"llmsched diagnose (process, median of {args.runs}): {median:.2f} s")
+        if args.k8s_events:
+            events = Path(tmp) / "events.txt"
+            generate_k8s_events(events, args.k8s_events)
+            seconds, cpu, peak, code = run_cli(events, max(args.runs, 1))
+            print(
+                f"{args.k8s_events} kubectl events lines: {seconds:.2f} s ({cpu:.2f} s CPU), "
+                f"peak RSS {peak:.0f} MiB, exit {code}"
+            )
+        shapes = {"1 MiB line": generate_long_line, "random bytes": generate_random}
+        for name, make in shapes.items():
+            target = Path(tmp) / name.replace(" ", "_")
+            make(target)
+            seconds, cpu, peak, code = run_cli(target, 1)
+            print(
+                f"{name}: {seconds:.2f} s ({cpu:.2f} s CPU), peak RSS {peak:.0f} MiB, exit {code}"
+            )
+        empty = Path(tmp) / "empty.txt"
+        empty.write_text("", encoding="utf-8")
+        seconds, _, _, code = run_cli(empty, 1)
+        print(f"empty input: {seconds:.2f} s, exit {code}")
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ Ray worker explains Ray's pending demand). Rules never do I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from llmsched.config import Config
@@ -35,6 +36,8 @@ SCOPE_VARIABLE = {
 }
 SUPERSEDED_FACTOR = 0.5
 MAX_QUOTES = 5
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
+_CLUSTER = re.compile(r"\bcluster\b(\s*\.\s*([A-Za-z_]\w*))?")
 
 
 @dataclass
@@ -52,6 +55,27 @@ class CompiledDiagnoseRule:
     message: Any | None  # messageExpression, or
     template: Template | None  # message: text with {CEL} placeholders
     evidence: tuple[tuple[str, Any], ...]
+    # the `cluster` fields its CEL reads (None: the whole of it, or it cannot tell)
+    cluster_fields: frozenset[str] | None = field(default=None)
+
+
+def cluster_fields(expressions: Sequence[str]) -> frozenset[str] | None:
+    """The fields of `cluster` that CEL `expressions` read as `cluster.NAME`; None when one
+    uses `cluster` any other way (indexed, passed to a function, a macro variable)."""
+    names: set[str] = set()
+    for expression in expressions:
+        for match in _CLUSTER.finditer(_STRING.sub('""', expression)):
+            if match.group(2) is None:
+                return None
+            names.add(match.group(2))
+    return frozenset(names)
+
+
+def _expressions(spec: RuleSpec) -> list[str]:
+    template = compile_template(spec.message, spec.path).expressions if spec.message else ()
+    return [
+        e for e in (spec.symptom, spec.message_expression, *template, *spec.evidence.values()) if e
+    ]
 
 
 def compile_diagnose(specs: Sequence[RuleSpec]) -> list[CompiledDiagnoseRule]:
@@ -76,6 +100,7 @@ def compile_diagnose(specs: Sequence[RuleSpec]) -> list[CompiledDiagnoseRule]:
                 evidence=tuple(
                     (k, compile_expression(v, spec.path)) for k, v in spec.evidence.items()
                 ),
+                cluster_fields=cluster_fields(_expressions(spec)),
             )
         )
     return out
@@ -138,22 +163,60 @@ class DiagnoseEvaluator:
 
     def run(self, facts: Facts) -> None:
         cluster = facts.cluster.data
+        # `cluster` is shared by every subject: each rule sees only the fields it reads,
+        # converted to CEL only when its expression reaches them
+        views = {
+            id(rule): cluster
+            if rule.cluster_fields is None
+            else {k: cluster[k] for k in rule.cluster_fields if k in cluster}
+            for rule in self.rules
+        }
         by_scope: dict[str, list[CompiledDiagnoseRule]] = {}
         for rule in self.rules:
             by_scope.setdefault(rule.spec.scope, []).append(rule)
         for scope, rules in by_scope.items():
-            for subject in facts.subjects(scope):
-                variables: dict[str, Any] = {
-                    SCOPE_VARIABLE[scope]: subject.data,
-                    "cluster": cluster,
-                    "signatures": subject.signatures,
-                }
-                if scope == "cluster":  # one subject: its rules may read every pod and node
-                    variables["pods"] = [p.data for p in facts.pods.values()]
-                    variables["nodes"] = [n.data for n in facts.nodes.values()]
-                activation = Activation(variables, self.functions)
+            shared: dict[str, Any] = {"cluster": cluster}
+            if scope == "cluster":  # one subject: its rules may read every pod and node
+                shared["pods"] = [p.data for p in facts.pods.values()]
+                shared["nodes"] = [n.data for n in facts.nodes.values()]
+            if scope == "evidence":
+                self._run_per_rule(rules, shared, views, facts)
+                continue
+            subjects = facts.subjects(scope)
+            for subject in subjects:
+                eager = {SCOPE_VARIABLE[scope]: subject.data, "signatures": subject.signatures}
+                variables: dict[str, Any] = {**eager, **shared}  # what named checks read
+                activation = Activation(eager, self.functions, shared)
                 for rule in rules:
+                    activation.with_lazy("cluster", views[id(rule)])
                     self._evaluate(rule, subject, variables, activation, facts)
+
+    def _run_per_rule(
+        self,
+        rules: Sequence[CompiledDiagnoseRule],
+        shared: Mapping[str, Any],
+        views: Mapping[int, Any],
+        facts: Facts,
+    ) -> None:
+        """The evidence scope: one subject per distinct observation, and an evidence rule
+        judges only the observations whose signatures it lists (`signatures:`), so a log
+        of 100k lines costs what its relevant lines cost. One activation per rule holds the
+        rule's view of `cluster`, converted once; each subject is read as it is reached."""
+        wanted: frozenset[str] | None = frozenset()
+        for rule in rules:
+            listed = frozenset(rule.spec.signatures) if rule.spec.signatures else None
+            wanted = None if wanted is None or listed is None else wanted | listed
+        subjects = facts.subjects("evidence", wanted)
+        for rule in rules:
+            activation = Activation({"cluster": views[id(rule)]}, self.functions, {})
+            listed = frozenset(rule.spec.signatures)
+            for subject in subjects:
+                if listed and subject.data["signature"] not in listed:
+                    continue
+                own = {"evidence": subject.data, "signatures": subject.signatures}
+                for name, value in own.items():
+                    activation.with_lazy(name, value)
+                self._evaluate(rule, subject, {**own, **shared}, activation, facts)
 
     def _evaluate(
         self,
@@ -164,13 +227,13 @@ class DiagnoseEvaluator:
         facts: Facts,
     ) -> None:
         spec = rule.spec
-        activation.with_variable("params", spec.params)  # the rule's thresholds, for its CEL
+        activation.with_lazy("params", spec.params)  # the rule's thresholds, for its CEL
         try:
             if rule.check is not None:
                 found = _run_check(rule.check, variables, spec.params)
                 if found is None:
                     return
-                activation.with_variable("found", found)
+                activation.with_lazy("found", found)
             elif not activation.evaluate(rule.symptom):
                 return
             if rule.template is not None:
@@ -187,6 +250,8 @@ class DiagnoseEvaluator:
                     continue
                 if value is not None:
                     evidence.append(Evidence(source="derived", key=key, value=value))
+            if subject.repeats > 1:  # the same message at other times: judged once, counted
+                evidence.append(Evidence(source="derived", key="repeats", value=subject.repeats))
         except EvaluationError as exc:
             self.not_evaluated.append(
                 NotEvaluated(

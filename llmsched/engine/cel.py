@@ -60,13 +60,30 @@ def compile_expression(expression: str, where: str) -> Any:
 
 
 class Activation:
-    """Variables and functions for one subject, converted to CEL once and reused by every rule."""
+    """Variables and functions for one subject, converted to CEL once and reused by every rule.
 
-    def __init__(self, variables: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]]):
+    `lazy` variables are converted only when an expression reaches them (the `cel` binding
+    re-converts every registered variable whenever one is added, so a big shared value such
+    as diagnose's `cluster` must not be registered per subject); `with_lazy` swaps one
+    without discarding what is already converted.
+    """
+
+    def __init__(
+        self,
+        variables: Mapping[str, Any],
+        functions: Mapping[str, Callable[..., Any]],
+        lazy: Mapping[str, Any] | None = None,
+    ):
         self._context = cel_module().Context(variables=dict(variables), functions=dict(functions))
+        self._lazy: dict[str, Any] = dict(lazy or {})
+        if lazy is not None:
+            self._context.set_variable_resolver(self._lazy.get)
 
     def with_variable(self, name: str, value: Any) -> None:
         self._context.add_variable(name, value)
+
+    def with_lazy(self, name: str, value: Any) -> None:
+        self._lazy[name] = value
 
     def evaluate(self, program: Any) -> Any:
         try:

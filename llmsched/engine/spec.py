@@ -87,7 +87,9 @@ class RuleSpec:
     examples: dict[str, str] = field(default_factory=dict)
     status: str = "active"
     confidence: float = 0.5  # diagnose: how likely the cause is when the symptom holds
-    signatures: tuple[str, ...] = ()  # diagnose: observations to quote as evidence
+    # diagnose: observations to quote as evidence; an evidence-scope rule that lists them
+    # is judged only on observations with one of these signatures
+    signatures: tuple[str, ...] = ()
     supersedes: tuple[str, ...] = ()  # diagnose: rules whose finding this one explains
     confirm: ConfirmSpec | None = None  # diagnose: how replay confirms the finding
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,9 +84,25 @@ def match_message(
     text: str, catalogue: tuple[Signature, ...] | None = None
 ) -> list[SignatureMatch]:
     """Every signature the message shows, in catalogue order."""
+    if catalogue is None and len(text) <= _CACHED_TEXT:
+        return list(_match_cached(text))
+    return _match(text, catalogue)
+
+
+_CACHED_TEXT = 400  # a log repeats itself: a short message is matched once (fields: read-only)
+
+
+@functools.lru_cache(maxsize=8192)
+def _match_cached(text: str) -> tuple[SignatureMatch, ...]:
+    return tuple(_match(text, None))
+
+
+def _match(text: str, catalogue: tuple[Signature, ...] | None) -> list[SignatureMatch]:
     out: list[SignatureMatch] = []
-    for signature in catalogue if catalogue is not None else _candidates(text):
-        if not signature.could_match(text):
+    seen, candidates = (frozenset(), catalogue) if catalogue is not None else _candidates(text)
+    for signature in candidates:
+        # a keyword the scan reported proves it; one it skipped may still be there
+        if seen.isdisjoint(signature.keywords) and not signature.could_match(text):
             continue
         for pattern in signature.patterns:
             found = list(pattern.finditer(text)) if signature.repeat else [pattern.search(text)]
@@ -100,13 +116,15 @@ def match_message(
     return out
 
 
-def _candidates(text: str) -> tuple[Signature, ...]:
-    """The catalogue's signatures that could match `text`, in catalogue order, from one
-    scan of the text for all keywords at once rather than one scan per signature."""
-    pattern, reach = _keyword_index()
-    found = set(pattern.findall(text))
-    if not found:
-        return ()
+def _candidates(text: str) -> tuple[frozenset[str], tuple[Signature, ...]]:
+    """The keywords in `text` (one scan for all) and the signatures that could match it."""
+    found = frozenset(_keyword_index()[0].findall(text))
+    return found, _reached(found) if found else ()
+
+
+@functools.lru_cache(maxsize=4096)  # lines that name the same keywords reach the same signatures
+def _reached(found: frozenset[str]) -> tuple[Signature, ...]:
+    reach = _keyword_index()[1]
     signatures = load_signatures()
     return tuple(signatures[i] for i in sorted(set().union(*(reach[k] for k in found))))
 
@@ -118,16 +136,40 @@ def _keyword_index() -> tuple[re.Pattern[str], dict[str, frozenset[int]]]:
     # signatures of every keyword that can overlap it (`could_match` then decides).
     signatures = load_signatures()
     keywords = sorted({k for s in signatures for k in s.keywords}, key=len, reverse=True)
-    pattern = re.compile("|".join(re.escape(k) for k in keywords))
+    pattern = re.compile(_trie_pattern(keywords))
+    overlapping = {k: {o for o in keywords if _can_overlap(k, o)} for k in keywords}
     reach = {
         k: frozenset(
             i
             for i, signature in enumerate(signatures)
-            if any(_can_overlap(k, other) for other in signature.keywords)
+            if not overlapping[k].isdisjoint(signature.keywords)
         )
         for k in keywords
     }
     return pattern, reach
+
+
+def _trie_pattern(keywords: Sequence[str]) -> str:
+    """All keywords in one regex factored by common prefix: the longest-first alternation's
+    matches (a keyword's end is an optional, greedy branch) without trying every branch."""
+    trie: dict[str, Any] = {}
+    for keyword in keywords:
+        node = trie
+        for char in keyword:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def render(node: dict[str, Any]) -> str:
+        ends = "" in node
+        branches = [re.escape(char) + render(child) for char, child in node.items() if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if ends:
+            return f"(?:{body})?"
+        return body
+
+    return render(trie)
 
 
 def _can_overlap(a: str, b: str) -> bool:
@@ -257,11 +299,14 @@ def _jsonable(value: Any) -> Any:
 # ------------------------------------------------------------------ loading
 
 
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's: read on every run
+
+
 @functools.lru_cache(maxsize=1)
 def load_signatures(path: Path = CATALOGUE_PATH) -> tuple[Signature, ...]:
     """The catalogue, compiled; a malformed entry is a `RuleError` naming it."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except (OSError, yaml.YAMLError) as exc:
         raise RuleError(
             f"cannot read the signature catalogue: {exc}", Location(str(path))

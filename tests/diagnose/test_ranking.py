@@ -8,20 +8,25 @@ from pathlib import Path
 import pytest
 
 from llmsched.config import Config
-from llmsched.diagnose.facts import Facts, Subject
+from llmsched.diagnose.facts import Facts, Subject, build_facts
 from llmsched.diagnose.ranking import (
     SUPERSEDED_FACTOR,
     DiagnoseEvaluator,
     RankedFinding,
+    cluster_fields,
     compile_diagnose,
     rank,
 )
 from llmsched.engine.loader import load_rules
 from llmsched.errors import RuleError
+from llmsched.evidence.sniff import sniff_text
 from llmsched.model import Finding, Layer, Severity
 from llmsched.model import Subject as FindingSubject
 
 SPECS = {s.code: s for s in load_rules(kind="diagnose")}
+NCCL_LINE = (
+    "misc/shmutils.cc:71 NCCL WARN Error: failed to extend /dev/shm/nccl-abc to 5967876 bytes"
+)
 
 
 def _ranked(rule: str, confidence: float) -> RankedFinding:
@@ -70,3 +75,62 @@ def test_a_check_that_fails_on_odd_facts_is_not_evaluated_not_a_crash() -> None:
     assert evaluator.ranked == []
     [skipped] = evaluator.not_evaluated
     assert skipped.rule == "DRAY02" and "KeyError" in skipped.reason
+
+
+@pytest.mark.parametrize(
+    ("expressions", "expected"),
+    [
+        (["size(cluster.k8s_nccl_shm_failures) > 0 && cluster.ray_gpus_total == 0"],
+         frozenset({"k8s_nccl_shm_failures", "ray_gpus_total"})),
+        (['evidence.text.contains("the cluster.x") && has(cluster . signatures)'],
+         frozenset({"signatures"})),
+        (["evidence.signature == 'a'"], frozenset()),
+        (["f(cluster)"], None),
+        (['cluster["signatures"]'], None),
+        (["pods.exists(cluster, cluster.name == 'a')", "cluster.a"], None),
+    ],
+)
+def test_cluster_fields_are_the_ones_read_or_none_when_unsure(
+    expressions: list[str], expected: frozenset[str] | None
+) -> None:
+    assert cluster_fields(expressions) == expected
+
+
+def test_cluster_fields_a_rule_does_not_read_do_not_reach_it() -> None:
+    """A rule's view of `cluster` is cut to what it reads; what it reads is as given."""
+    rule = replace(
+        SPECS["DK8S11"],
+        symptom='evidence.signature == "nccl.shm-failure" && cluster.ray_gpus_total == 7',
+        message="{string(cluster.ray_gpus_total)} GPUs",
+        evidence={},
+        signatures=("nccl.shm-failure",),
+    )
+    facts = build_facts(None, sniff_text(NCCL_LINE, "nccl.log"))
+    facts.cluster.data["ray_gpus_total"] = 7
+    facts.cluster.data["unread"] = object()  # not convertible to CEL: must never be converted
+    evaluator = DiagnoseEvaluator(compile_diagnose([rule]), Config())
+    evaluator.run(facts)
+    assert [r.finding.message for r in evaluator.ranked] == ["7 GPUs"]
+    assert evaluator.not_evaluated == []
+
+
+def test_an_evidence_rule_judges_only_the_signatures_it_lists() -> None:
+    rule = replace(SPECS["DK8S11"], symptom="true", message="seen", evidence={},
+                   signatures=("nccl.shm-failure",))
+    oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB. GPU 0 "
+           "has a total capacity of 11.53 GiB of which 187.75 MiB is free.")
+    facts = build_facts(None, sniff_text(f"{NCCL_LINE}\n{oom}\n", "mixed.log"))
+    assert {o.signature for o in facts.observations} > {"nccl.shm-failure"}
+    evaluator = DiagnoseEvaluator(compile_diagnose([rule]), Config())
+    evaluator.run(facts)
+    assert [r.finding.subject.name for r in evaluator.ranked] == ["nccl.shm-failure"]
+
+
+def test_repeats_of_one_message_make_one_finding_that_counts_them() -> None:
+    text = "".join(f"2025-05-19T10:13:{n:02d}.000Z {NCCL_LINE}\n" for n in range(12))
+    facts = build_facts(None, sniff_text(text, "nccl.log"))
+    evaluator = DiagnoseEvaluator(compile_diagnose([SPECS["DK8S11"]]), Config())
+    evaluator.run(facts)
+    (item,) = evaluator.ranked
+    assert {e.key: e.value for e in item.finding.evidence}["repeats"] == 12
+    assert item.finding.location is not None and item.finding.location.line == 1

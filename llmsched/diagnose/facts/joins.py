@@ -10,12 +10,14 @@ from typing import Any
 from llmsched.diagnose.facts.pods import scheduling
 from llmsched.diagnose.facts.subjects import Facts, Subject
 from llmsched.engine.functions.diag_ray import IPV4
+from llmsched.evidence.observations import Observation
 from llmsched.knowledge.vllm.defaults import engine_defaults
 from llmsched.snapshot import safe_name
 
 # vLLM's KV block size when nothing says otherwise (knowledge/vllm/defaults.yaml)
 DEFAULT_BLOCK_SIZE = int(engine_defaults(None)["block_size"])
 # engine arguments a metrics-only endpoint can borrow from the same server's logs
+MAX_EVENTS_PER_SIGNATURE = 200
 _VLLM_CONFIG_KEYS = ("max_num_seqs", "max_model_len", "max_num_batched_tokens", "version")
 
 
@@ -42,7 +44,10 @@ _ENGINE_LAYERS = ("vllm",)
 
 def _in_trouble(pod: Mapping[str, Any]) -> bool:
     return bool(
-        pod["waiting_reason"] or pod["last_state_reason"] or pod["restarts"] or pod["ready"] is False
+        pod["waiting_reason"]
+        or pod["last_state_reason"]
+        or pod["restarts"]
+        or pod["ready"] is False
     )
 
 
@@ -122,6 +127,22 @@ def _kv_blocks_from_log(data: dict[str, Any]) -> None:
         data["num_gpu_blocks"] = int(float(concurrency) * math.ceil(int(length) / block_size))
 
 
+def _distinct_events(observations: Iterable[Observation]) -> list[dict[str, Any]]:
+    """A pod's events, each distinct one once and at most `MAX_EVENTS_PER_SIGNATURE` of a
+    kind (rules ask whether one exists; a log that repeats an event 30,000 times must not
+    make a 30,000-entry CEL list)."""
+    seen: set[tuple[str, str, Any]] = set()
+    per_signature: dict[str, int] = {}
+    out = []
+    for o in observations:
+        key = (o.signature, o.text, o.fields.get("reason"))
+        if key not in seen and per_signature.get(o.signature, 0) < MAX_EVENTS_PER_SIGNATURE:
+            seen.add(key)
+            per_signature[o.signature] = per_signature.get(o.signature, 0) + 1
+            out.append({"signature": o.signature, "text": o.text, "reason": key[2]})
+    return out
+
+
 def link_nodes(facts: Facts) -> None:
     _adopt_unowned_engine_lines(facts)
     for pod in facts.pods.values():
@@ -129,10 +150,7 @@ def link_nodes(facts: Facts) -> None:
         if node is not None:
             pod.data["gpu_product"] = node.data.get("gpu_product")
         pod.data["signatures"] = pod.signatures
-        pod.data["events"] = [
-            {"signature": o.signature, "text": o.text, "reason": o.fields.get("reason")}
-            for o in pod.observations
-        ]
+        pod.data["events"] = _distinct_events(pod.observations)
         if pod.data["phase"] is None and any(s.startswith("k8s.pending") for s in pod.signatures):
             pod.data["phase"] = "Pending"
     _link_pods(facts)
@@ -292,8 +310,11 @@ def cluster_subject(facts: Facts) -> Subject:
         "signatures": signatures,
         # GPUs nvidia-smi lists on a node (the driver sees them, whatever Kubernetes says)
         "smi_gpus": max(
-            (int(o.fields.get("gpu_count") or 0) for o in facts.observations
-             if o.signature == "node.nvidia-smi"),
+            (
+                int(o.fields.get("gpu_count") or 0)
+                for o in facts.observations
+                if o.signature == "node.nvidia-smi"
+            ),
             default=0,
         ),
         # frames of Ray's worker in a traceback: the code below them ran in a Ray task/actor

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +20,7 @@ class Subject:
     data: dict[str, Any]
     observations: list[Observation] = field(default_factory=list)
     location: Location | None = None
+    repeats: int = 1  # an evidence subject: how many identical observations it stands for
 
     @property
     def signatures(self) -> list[str]:
@@ -34,7 +37,9 @@ class Facts:
     sources: list[dict[str, Any]] = field(default_factory=list)
     cluster: Subject = field(default_factory=lambda: Subject("cluster", "cluster", {}))
 
-    def subjects(self, scope: str) -> list[Subject]:
+    def subjects(self, scope: str, signatures: frozenset[str] | None = None) -> list[Subject]:
+        """The subjects of a scope; `signatures`: of the evidence scope, only the observations
+        with one of these signatures (None: all)."""
         if scope == "pod":
             return list(self.pods.values())
         if scope == "node":
@@ -44,10 +49,37 @@ class Facts:
         if scope == "endpoint":
             return list(self.endpoints.values())
         if scope == "evidence":
-            return [_evidence_subject(o) for o in self.observations]
+            return _evidence_subjects(
+                o for o in self.observations if signatures is None or o.signature in signatures
+            )
         if scope == "cluster":
             return [self.cluster]
         raise ValueError(f"unknown diagnose scope {scope!r}")
+
+
+def _evidence_subjects(observations: Iterable[Observation]) -> list[Subject]:
+    """One subject per distinct observation: a message a log repeats (the same event at
+    other times) is judged once, at its first line, and counted."""
+    subjects: dict[str, Subject] = {}
+    for observation in observations:
+        key = _repeat_key(observation)
+        subject = subjects.get(key)
+        if subject is None:
+            subjects[key] = _evidence_subject(observation)
+        else:
+            subject.repeats += 1
+    return list(subjects.values())
+
+
+def _repeat_key(observation: Observation) -> str:
+    """What an observation says, less when it was said (its own `timestamp` field)."""
+    fields = dict(observation.fields)
+    text = observation.text
+    stamp = fields.pop("timestamp", None)
+    if isinstance(stamp, str) and stamp:
+        text = text.replace(stamp, "")
+    body = json.dumps(fields, sort_keys=True, default=str)
+    return "\0".join((observation.signature, observation.layer, observation.source, text, body))
 
 
 def _evidence_subject(observation: Observation) -> Subject:

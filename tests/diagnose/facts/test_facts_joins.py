@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from llmsched.diagnose.facts import build_facts
+from llmsched.diagnose.facts.joins import MAX_EVENTS_PER_SIGNATURE
 from llmsched.evidence.sniff import sniff_text
 from llmsched.snapshot import Snapshot
 
@@ -66,3 +67,26 @@ def test_one_line_pasted_in_two_inputs_counts_once() -> None:
     sniffed.extend(sniff_text(line, "b.log"))
     facts = build_facts(None, sniffed)
     assert sum(o.signature == "vllm.preemption" for o in facts.observations) == 1
+
+
+def test_a_pods_events_list_each_distinct_event_once_and_a_bounded_number() -> None:
+    line = (
+        "pod/vllm-0 Warning BackOff Back-off restarting failed container vllm in pod "
+        "vllm-0_llm(1234)"
+    )
+    header = "LAST SEEN   TYPE      REASON      OBJECT       MESSAGE\n"
+    rows = "".join(
+        f"{n}m          Warning   Unhealthy   pod/vllm-0   Liveness probe failed: "
+        f"connection refused {n % (MAX_EVENTS_PER_SIGNATURE + 50)}\n"
+        for n in range(3 * MAX_EVENTS_PER_SIGNATURE)
+    )
+    facts = build_facts(None, sniff_text(header + rows + line + "\n", "events.txt"))
+    (pod,) = [p for p in facts.pods.values() if p.data["name"] == "vllm-0"]
+    events = pod.data["events"]
+    texts = [(e["signature"], e["text"]) for e in events]
+    assert len(texts) == len(set(texts))
+    per_signature: dict[str, int] = {}
+    for signature, _ in texts:
+        per_signature[signature] = per_signature.get(signature, 0) + 1
+    assert max(per_signature.values()) == MAX_EVENTS_PER_SIGNATURE
+    assert len(per_signature) >= 2  # a late event of another kind is still listed
