@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from llmsched.collect.addresses import http_base
 from llmsched.collect.http import DEFAULT_TIMEOUT_S, FetchError, get_json, new_session
 from llmsched.collect.isolation import ODD_SHAPES, odd_shape_reason
 from llmsched.collect.redact import Redactor
@@ -59,8 +60,8 @@ def cluster_name(address: str) -> str:
 
 
 def normalise_address(address: str) -> str:
-    address = address.strip().rstrip("/")
-    return address if "://" in address else f"http://{address}"
+    """The dashboard's base URL; a bad address raises LlmschedError (usage)."""
+    return http_base(address, "--ray-address")
 
 
 def collect_ray(

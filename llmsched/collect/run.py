@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
+from llmsched.collect.addresses import http_base
 from llmsched.collect.isolation import ODD_SHAPES, odd_shape_reason
 from llmsched.collect.redact import Redactor
 from llmsched.snapshot import (
@@ -56,9 +57,13 @@ def collect_snapshot(
 ) -> Snapshot:
     """Run every asked-for collector; failures end up in the Snapshot, never raised —
     except bad usage (a kubeconfig that does not exist, an unknown context)."""
-    from llmsched.collect.ray_dashboard import collect_ray
+    from llmsched.collect.ray_dashboard import collect_ray, normalise_address
     from llmsched.collect.vllm_metrics import collect_vllm
 
+    for address in request.ray_addresses:
+        normalise_address(address)  # bad usage stops here, before anything is fetched
+    for url in request.vllm_urls:
+        http_base(url, "--vllm-url")
     say = progress or (lambda _message: None)
     redactor = Redactor()
     snapshot = Snapshot(

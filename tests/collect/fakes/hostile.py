@@ -13,6 +13,7 @@ by path (the query is ignored; an unknown path gets a 404):
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import zlib
@@ -62,10 +63,8 @@ def _handler(state: HostileState) -> type[BaseHTTPRequestHandler]:
                 self._send(404, "text/plain", b"Not Found")
                 return
             stop_at = time.monotonic() + state.max_s
-            try:
-                getattr(self, "_" + behaviour.replace("-", "_"))(stop_at)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up, as it should
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                getattr(self, "_" + behaviour.replace("-", "_"))(stop_at)  # until hung up
             self.close_connection = True
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _any
