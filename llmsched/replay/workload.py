@@ -439,4 +439,3 @@ def _parse_length(value: str) -> LengthDist:
         high = int(parts[2]) if len(parts) == 3 else 8 * int(float(parts[1]))
         return LengthDist(kind="lognormal", mean=float(parts[1]), high=high)
     raise ValueError(f"length {value!r}: use N, uniform:LO:HI or lognormal:MEAN[:MAX]")
-
