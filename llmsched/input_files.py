@@ -52,14 +52,28 @@ def read_text(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> str:
 def read_json(path: Path, what: str) -> tuple[Any, str]:
     """The file's parsed JSON and its text (for pointing at lines later)."""
     text = read_text(path, what)
+    return parse_json(text, str(path)), text
+
+
+def parse_json(text: str, path: str, first_line: int = 0) -> Any:
+    """JSON text → data; bad syntax, deep nesting and ints past Python's 4,300-digit limit
+    are `InputFileError` at file:line (``first_line``: lines before ``text`` in the file)."""
     try:
-        return json.loads(text), text
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputFileError(
-            f"invalid JSON: {exc.msg}", Location(str(path), exc.lineno, exc.colno)
+            f"invalid JSON: {exc.msg}", Location(path, first_line + exc.lineno, exc.colno)
         ) from None
     except RecursionError:
-        raise InputFileError("invalid JSON: nested too deeply", Location(str(path))) from None
+        raise InputFileError(
+            "invalid JSON: nested too deeply",
+            Location(path, first_line + 1 if first_line else None),
+        ) from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        raise InputFileError(
+            f"invalid JSON: {str(exc).split(':')[0]}",
+            Location(path, first_line + 1 if first_line else None),
+        ) from None
 
 
 def _size(limit: int) -> str:
