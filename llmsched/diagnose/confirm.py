@@ -55,9 +55,7 @@ def workload_estimate(data: Mapping[str, Any]) -> WorkloadEstimate | str:
     the rates and mean lengths observed; or why none can be estimated."""
     max_model_len = _number(data, "max_model_len")
     pair = bundle_pair(
-        data.get("metrics_scrapes") or [],
-        f"vllm/{data.get('name')}",
-        data.get("metrics_interval_s"),
+        data.get("metrics_scrapes") or [], f"vllm/{data.get('name')}", data.get("metrics_interval_s")
     )
     try:
         if pair is not None and pair.interval_s:
@@ -70,12 +68,8 @@ def workload_estimate(data: Mapping[str, Any]) -> WorkloadEstimate | str:
                 mean_prompt=_number(data, "mean_prompt_tokens"),
                 mean_output=_number(data, "mean_output_tokens"),
             )
-        return estimate(
-            observed,
-            num_requests=REPLAY_REQUESTS,
-            seed=0,
-            max_model_len=int(max_model_len) if max_model_len else None,
-        )
+        return estimate(observed, num_requests=REPLAY_REQUESTS, seed=0,
+                        max_model_len=int(max_model_len) if max_model_len else None)
     except InputFileError as exc:
         return f"the workload cannot be estimated: {exc.message}"
 
@@ -84,16 +78,12 @@ def _setup(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], lis
     """(scheduler config, workload, assumptions), or why replay is not possible."""
     blocks = _number(data, "num_gpu_blocks")
     if not blocks:
-        return (
-            "the KV-cache size is unknown (no vllm:cache_config_info, no '# GPU blocks' log line)"
-        )
+        return "the KV-cache size is unknown (no vllm:cache_config_info, no '# GPU blocks' log line)"
     running = _number(data, "running_max") or _number(data, "running")
     gen_tps = _number(data, "gen_tps")
     if not (running and gen_tps):
-        return (
-            "the replay clock is unknown: needs the running requests and the generation "
-            "throughput (two /metrics scrapes, or the engine's stats log lines)"
-        )
+        return ("the replay clock is unknown: needs the running requests and the generation "
+                "throughput (two /metrics scrapes, or the engine's stats log lines)")
     found = workload_estimate(data)
     if isinstance(found, str):
         return found
@@ -109,24 +99,15 @@ def _setup(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], lis
     # Each running sequence gets one token per step: decode throughput says steps per second.
     steps_per_second = gen_tps / running
     config = {
-        "num_gpu_blocks": int(blocks),
-        "block_size": block_size,
-        "max_num_seqs": int(max_num_seqs),
-        "max_num_batched_tokens": max(batched, 1),
-        "max_model_len": max_model_len,
-        "enable_chunked_prefill": True,
-        "enable_prefix_caching": False,
+        "num_gpu_blocks": int(blocks), "block_size": block_size, "max_num_seqs": int(max_num_seqs),
+        "max_num_batched_tokens": max(batched, 1), "max_model_len": max_model_len,
+        "enable_chunked_prefill": True, "enable_prefix_caching": False,
     }
-    step_clock = replace(
-        spec, rate=spec.rate / steps_per_second, wall_clock=False, max_model_len=max_model_len
-    )
-    workload = {
-        "spec": step_clock,
-        "mean_prompt": spec.prompt.expected(),
-        "mean_output": spec.output.expected(),
-        "requests_per_s": spec.rate,
-        "steps_per_s": steps_per_second,
-    }
+    step_clock = replace(spec, rate=spec.rate / steps_per_second, wall_clock=False,
+                         max_model_len=max_model_len)
+    workload = {"spec": step_clock, "mean_prompt": spec.prompt.expected(),
+                "mean_output": spec.output.expected(), "requests_per_s": spec.rate,
+                "steps_per_s": steps_per_second}
     return config, workload, assumptions
 
 
@@ -175,10 +156,8 @@ def confirm_by_replay(
 ) -> dict[str, Any] | None:
     """Replay the finding's endpoint as its rule's `confirm:` says (None: the rule has none)."""
     if plan is None:
-        return {
-            "status": "not_applicable",
-            "reason": "this symptom is not about queueing or KV blocks, which is what replay models",
-        }
+        return {"status": "not_applicable",
+                "reason": "this symptom is not about queueing or KV blocks, which is what replay models"}
     subject = _endpoint(finding, facts)
     if subject is None:
         return {"status": "not_applicable", "reason": "no vLLM endpoint data to replay"}
@@ -186,44 +165,27 @@ def confirm_by_replay(
     if isinstance(setup, str):
         return {"status": "not_applicable", "reason": setup}
     config, workload, assumptions = setup
-    observed = {
-        k: subject.data.get(k)
-        for k in (
-            "running",
-            "waiting",
-            "kv_usage",
-            "preemption_rate",
-            "preemptions_total",
-            "num_gpu_blocks",
-            "max_num_seqs",
-            "request_rate",
-            "mean_prompt_tokens",
-            "mean_output_tokens",
-        )
-        if subject.data.get(k) is not None
-    }
+    observed = {k: subject.data.get(k) for k in (
+        "running", "waiting", "kv_usage", "preemption_rate", "preemptions_total",
+        "num_gpu_blocks", "max_num_seqs", "request_rate", "mean_prompt_tokens",
+        "mean_output_tokens") if subject.data.get(k) is not None}
     try:
         before = _replay(config, workload)
         after_config, change = _remedy(dict(config), workload, plan.remedy)
         after = _replay(after_config, workload)
     except Exception as exc:  # the replay refuses odd estimates (a prompt longer than the cache...)
-        return {
-            "status": "not_applicable",
-            "reason": f"replay could not run: {exc}",
-            "observed": observed,
-        }
+        return {"status": "not_applicable", "reason": f"replay could not run: {exc}",
+                "observed": observed}
     status = "confirmed" if _holds(plan.reproduces, {"replayed": before}) else "not_reproduced"
     out: dict[str, Any] = {
         "status": status,
         "observed": observed,
         "replayed": before,
-        "workload": {
-            "requests_per_s": round(workload["requests_per_s"], 3),
-            "mean_prompt_tokens": round(workload["mean_prompt"], 1),
-            "mean_output_tokens": round(workload["mean_output"], 1),
-            "steps_per_s": round(workload["steps_per_s"], 2),
-            "requests": REPLAY_REQUESTS,
-        },
+        "workload": {"requests_per_s": round(workload["requests_per_s"], 3),
+                     "mean_prompt_tokens": round(workload["mean_prompt"], 1),
+                     "mean_output_tokens": round(workload["mean_output"], 1),
+                     "steps_per_s": round(workload["steps_per_s"], 2),
+                     "requests": REPLAY_REQUESTS},
         "remedy": {
             "change": change,
             "replayed": after,

@@ -21,6 +21,12 @@ MAX_STEP = (1 << 53) - 1  # arrival steps and seconds stay exact as floats
 MAX_REQUESTS = 10_000_000  # a generated workload
 
 
+def short_number(value: int) -> str:
+    """An int for a one-line message: a 400-digit one is shown by its length."""
+    text = str(value)
+    return text if len(text) <= 20 else f"{text[:4]}… ({len(text.lstrip('-'))} digits)"
+
+
 _MAXIMA = (
     ("num_gpu_blocks", MAX_GPU_BLOCKS),
     ("num_cpu_blocks", MAX_GPU_BLOCKS),
@@ -63,7 +69,7 @@ class SchedulerConfig:
             out.append("num_cpu_blocks must be >= 0")
         for name, most in _MAXIMA:
             if getattr(self, name) > most:
-                out.append(f"{name} must be <= {most}, got {getattr(self, name):.3g}")
+                out.append(f"{name} must be <= {most}, got {short_number(getattr(self, name))}")
         if not 0.0 <= self.watermark < 1.0:
             out.append("watermark must be in [0, 1)")
         if not self.enable_chunked_prefill and self.max_num_batched_tokens < self.max_model_len:

@@ -22,6 +22,7 @@ from llmsched.replay.config import (
     MAX_STEP,
     MAX_TOKENS,
     SchedulerConfig,
+    short_number,
 )
 from llmsched.replay.request import TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
@@ -54,9 +55,9 @@ def _int(
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputFileError(f"{key} must be an integer, got {value!r:.60}", loc)
     if minimum is not None and value < minimum:
-        raise InputFileError(f"{key} must be >= {minimum}, got {value:.3g}", loc)
+        raise InputFileError(f"{key} must be >= {minimum}, got {short_number(value)}", loc)
     if value > maximum:
-        raise InputFileError(f"{key} must be <= {maximum}, got {value:.3g}", loc)
+        raise InputFileError(f"{key} must be <= {maximum}, got {short_number(value)}", loc)
     return value
 
 

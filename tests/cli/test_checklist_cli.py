@@ -37,15 +37,8 @@ spec:
 
 def run(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120"}
-    return subprocess.run(
-        [sys.executable, "-m", "llmsched", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return subprocess.run([sys.executable, "-m", "llmsched", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, env=env, timeout=120)
 
 
 @pytest.fixture
@@ -61,12 +54,8 @@ def test_findings_exit_1_with_file_and_line(workdir: Path) -> None:
     report = json.loads(result.stdout)
     k8s010 = [f for f in report["findings"] if f["rule"] == "K8S010"]
     assert k8s010 and k8s010[0]["location"] == {"path": "deploy.yaml", "line": 16, "column": 63}
-    assert k8s010[0]["subject"] == {
-        "kind": "Deployment",
-        "namespace": "serving",
-        "name": "chat",
-        "container": "vllm",
-    }
+    assert k8s010[0]["subject"] == {"kind": "Deployment", "namespace": "serving", "name": "chat",
+                                    "container": "vllm"}
     assert report["tool"]["name"] == "llmsched"
     assert report["summary"]["by_severity"]["error"] >= 1
 
@@ -85,9 +74,8 @@ def test_stdin_and_every_format(workdir: Path) -> None:
         result = run("checklist", "lint", "-", "-o", fmt, cwd=workdir, stdin=BAD_DEPLOYMENT)
         assert result.returncode == 1, (fmt, result.stderr)
         assert "K8S010" in result.stdout, fmt
-    sarif = json.loads(
-        run("checklist", "lint", "-", "-o", "sarif", cwd=workdir, stdin=BAD_DEPLOYMENT).stdout
-    )
+    sarif = json.loads(run("checklist", "lint", "-", "-o", "sarif", cwd=workdir,
+                           stdin=BAD_DEPLOYMENT).stdout)
     assert sarif["version"] == "2.1.0"
     junit = run("checklist", "lint", "-", "-o", "junit", cwd=workdir, stdin=BAD_DEPLOYMENT).stdout
     assert ET.fromstring(junit).tag == "testsuites"
@@ -96,9 +84,8 @@ def test_stdin_and_every_format(workdir: Path) -> None:
 
 
 def test_output_file(workdir: Path) -> None:
-    result = run(
-        "checklist", "lint", "deploy.yaml", "-o", "json", "--output-file", "out.json", cwd=workdir
-    )
+    result = run("checklist", "lint", "deploy.yaml", "-o", "json", "--output-file", "out.json",
+                 cwd=workdir)
     assert result.returncode == 1
     assert result.stdout == ""
     assert json.loads((workdir / "out.json").read_text())["findings"]
@@ -118,11 +105,7 @@ def test_invalid_yaml_is_one_line_exit_2_and_other_files_still_linted(workdir: P
 
 def test_missing_path_and_no_objects(workdir: Path) -> None:
     missing = run("checklist", "lint", "nope.yaml", cwd=workdir)
-    assert (
-        missing.returncode == 2
-        and "nope.yaml" in missing.stderr
-        and "Traceback" not in missing.stderr
-    )
+    assert missing.returncode == 2 and "nope.yaml" in missing.stderr and "Traceback" not in missing.stderr
     (workdir / "values.yaml").write_text("replicaCount: 2\n")
     empty = run("checklist", "lint", "values.yaml", cwd=workdir)
     assert empty.returncode == 2 and "no Kubernetes objects" in empty.stderr
@@ -135,29 +118,18 @@ def test_annotation_suppression_kept_in_json_and_refusable(workdir: Path) -> Non
         '  namespace: serving\n  annotations:\n    ignore-check.llmsched.io/K8S010: "TP over NVLink pair, see ADR-7"\n',
     )
     (workdir / "deploy.yaml").write_text(text)
-    report = json.loads(
-        run(
-            "checklist", "lint", "deploy.yaml", "-o", "json", "--select", "K8S010", cwd=workdir
-        ).stdout
-    )
+    report = json.loads(run("checklist", "lint", "deploy.yaml", "-o", "json", "--select", "K8S010",
+                            cwd=workdir).stdout)
     (finding,) = report["findings"]
-    assert (
-        finding["suppressed"]
-        == "annotation ignore-check.llmsched.io/K8S010: TP over NVLink pair, see ADR-7"
-    )
-    assert (
-        run("checklist", "lint", "deploy.yaml", "--select", "K8S010", cwd=workdir).returncode == 0
-    )
+    assert finding["suppressed"] == "annotation ignore-check.llmsched.io/K8S010: TP over NVLink pair, see ADR-7"
+    assert run("checklist", "lint", "deploy.yaml", "--select", "K8S010", cwd=workdir).returncode == 0
     (workdir / ".llmsched.yaml").write_text("disallow-annotation-suppressions: true\n")
-    assert (
-        run("checklist", "lint", "deploy.yaml", "--select", "K8S010", cwd=workdir).returncode == 1
-    )
+    assert run("checklist", "lint", "deploy.yaml", "--select", "K8S010", cwd=workdir).returncode == 1
 
 
 def test_config_exemption_and_severity(workdir: Path) -> None:
     (workdir / ".llmsched.yaml").write_text(
-        "severity: {K8S010: warning}\nexemptions:\n- {rules: [K8S007], namespace: serving, reason: cache}\n"
-    )
+        "severity: {K8S010: warning}\nexemptions:\n- {rules: [K8S007], namespace: serving, reason: cache}\n")
     report = json.loads(run("checklist", "lint", "deploy.yaml", "-o", "json", cwd=workdir).stdout)
     by_rule = {f["rule"]: f for f in report["findings"]}
     assert by_rule["K8S010"]["severity"] == "warning"
@@ -177,9 +149,7 @@ def test_rules_list_and_explain(tmp_path: Path) -> None:
     explained = run("rules", "explain", "K8S010", cwd=tmp_path)
     assert explained.returncode == 0 and "tp-gpu-mismatch" in explained.stdout
     assert "Bad example" in explained.stdout
-    by_name = json.loads(
-        run("rules", "explain", "tp-gpu-mismatch", "-o", "json", cwd=tmp_path).stdout
-    )
+    by_name = json.loads(run("rules", "explain", "tp-gpu-mismatch", "-o", "json", cwd=tmp_path).stdout)
     assert by_name["rule"] == "K8S010"
     unknown = run("rules", "explain", "K8S999", cwd=tmp_path)
     assert unknown.returncode == 2 and "K8S999" in unknown.stderr
@@ -204,22 +174,10 @@ rationale: On-call needs to know whom to page for a failing serving Deployment.
 remediation: Add metadata.labels.team.
 references: ["house rules"]
 """)
-    result = run(
-        "checklist",
-        "lint",
-        "deploy.yaml",
-        "--rules-dir",
-        "myrules",
-        "--select",
-        "X001",
-        "-o",
-        "json",
-        cwd=workdir,
-    )
+    result = run("checklist", "lint", "deploy.yaml", "--rules-dir", "myrules", "--select", "X001",
+                 "-o", "json", cwd=workdir)
     assert result.returncode == 1, result.stderr
-    assert (
-        json.loads(result.stdout)["findings"][0]["message"] == "Deployment chat has no team label"
-    )
+    assert json.loads(result.stdout)["findings"][0]["message"] == "Deployment chat has no team label"
     (rules / "X001-no-team-label.yaml").write_text("code: X001\nname: Bad Name\n")
     broken = run("checklist", "lint", "deploy.yaml", "--rules-dir", "myrules", cwd=workdir)
     assert broken.returncode == 2 and "X001-no-team-label.yaml" in broken.stderr
@@ -232,15 +190,12 @@ def test_help_and_version(tmp_path: Path) -> None:
 
 def test_inline_comment_suppression(workdir: Path) -> None:
     text = BAD_DEPLOYMENT.replace(
-        "        image: vllm/vllm-openai:v0.10.1\n",
-        "        image: vllm/vllm-openai:latest  # llmsched: ignore[K8S012] mirrored nightly, pinned by digest\n",
+        '        image: vllm/vllm-openai:v0.10.1\n',
+        '        image: vllm/vllm-openai:latest  # llmsched: ignore[K8S012] mirrored nightly, pinned by digest\n',
     )
     (workdir / "deploy.yaml").write_text(text)
-    report = json.loads(
-        run(
-            "checklist", "lint", "deploy.yaml", "-o", "json", "--select", "K8S012", cwd=workdir
-        ).stdout
-    )
+    report = json.loads(run("checklist", "lint", "deploy.yaml", "-o", "json", "--select", "K8S012",
+                            cwd=workdir).stdout)
     (finding,) = report["findings"]
     assert finding["suppressed"] == "inline comment: mirrored nightly, pinned by digest"
 
@@ -249,8 +204,6 @@ def test_explain_a_diagnose_rule_shows_symptom_and_next_steps(tmp_path: Path) ->
     text = run("rules", "explain", "DK8S01", cwd=tmp_path).stdout
     assert "Symptom" in text and "k8s.pending.insufficient-gpu" in text
     assert "Next steps" in text and "kubectl describe pod" in text
-    data = json.loads(
-        run("rules", "explain", "gpu-insufficient", "-o", "json", cwd=tmp_path).stdout
-    )
+    data = json.loads(run("rules", "explain", "gpu-insufficient", "-o", "json", cwd=tmp_path).stdout)
     assert data["kind"] == "diagnose" and 0 < data["confidence"] <= 1
     assert "DRAY01" in data["supersedes"]

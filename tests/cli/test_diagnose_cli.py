@@ -16,15 +16,8 @@ PENDING = (ROOT / "tests/rules/diagnose_cases/DK8S01/bad-describe-pod.txt").read
 
 def run(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120"}
-    return subprocess.run(
-        [sys.executable, "-m", "llmsched", "diagnose", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    return subprocess.run([sys.executable, "-m", "llmsched", "diagnose", *args], cwd=cwd,
+                          input=stdin, capture_output=True, text=True, env=env, timeout=300)
 
 
 @pytest.fixture

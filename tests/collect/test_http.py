@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import gzip
-import tracemalloc
 import time
+import tracemalloc
 
 import pytest
 from fakes.hostile import HostileServer, HostileState, gzip_bomb
@@ -13,8 +13,6 @@ from llmsched.collect.bounded import MAX_BODY_BYTES
 from llmsched.collect.http import FetchError, get, new_session
 
 BEHAVIOURS = ["drip", "drip-headers", "endless", "huge", "gzip-bomb"]
-
-
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
