@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,27 @@ def parse_json(text: str, path: str, first_line: int = 0) -> Any:
             f"invalid JSON: {str(exc).split(':')[0]}",
             Location(path, first_line + 1 if first_line else None),
         ) from None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def without_lone_surrogates(data: Any, text: str) -> Any:
+    """JSON escapes can spell a lone UTF-16 surrogate (``"\\ud800"``), which no UTF-8
+    text holds and CEL cannot take; read each as U+FFFD, as Go's encoding/json does
+    (documented in its Unmarshal; Kubernetes decodes with sigs.k8s.io/json, a fork of it).
+    ``text``: the JSON the data came from (only escapes can make one)."""
+    return _replaced(data) if _SURROGATE_ESCAPE.search(text) else data
+
+
+def _replaced(data: Any) -> Any:
+    if isinstance(data, str):
+        return data.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(data, list):
+        return [_replaced(item) for item in data]
+    if isinstance(data, dict):
+        return {_replaced(k): _replaced(v) for k, v in data.items()}
+    return data
 
 
 def _size(limit: int) -> str:

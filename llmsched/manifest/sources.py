@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from yaml.nodes import Node
 
 from llmsched.errors import InputFileError
+from llmsched.input_files import without_lone_surrogates
 from llmsched.manifest import yaml_marks
 from llmsched.manifest.inputs import (
     DEFAULT_MAX_FILE_SIZE,
@@ -225,9 +226,6 @@ def load_manifests(
     return result
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
 def _load_text(result: ManifestSet, source: ManifestInput, text: str) -> None:
     shared = SourceText(source.display, text)
     if source.is_json or text.lstrip()[:1] in ("{", "["):
@@ -241,33 +239,16 @@ def _load_text(result: ManifestSet, source: ManifestInput, text: str) -> None:
                     )
                 )
                 return
-        except RecursionError:
-            result.errors.append(InputError("JSON nested too deeply", Location(source.display)))
-            return
-        except ValueError as exc:  # valid syntax, but an int past the 4,300-digit limit
-            reason = str(exc).split(":")[0]
-            result.errors.append(InputError(f"invalid JSON: {reason}", Location(source.display)))
+        except (RecursionError, ValueError) as exc:  # or an int past the 4,300-digit limit
+            deep = isinstance(exc, RecursionError)
+            why = "JSON nested too deeply" if deep else f"invalid JSON: {str(exc).split(':')[0]}"
+            result.errors.append(InputError(why, Location(source.display)))
             return
         else:
-            if _SURROGATE_ESCAPE.search(text):
-                data = _without_lone_surrogates(data)
             result.documents += 1
-            _add_document(result, shared, 0, data, None, None)
+            _add_document(result, shared, 0, without_lone_surrogates(data, text), None, None)
             return
     _load_yaml(result, shared)
-
-
-def _without_lone_surrogates(data: Any) -> Any:
-    """JSON escapes can spell a lone UTF-16 surrogate (``"\\ud800"``), which no UTF-8
-    text holds; read each as U+FFFD, as Go's encoding/json does (documented in its
-    Unmarshal; Kubernetes decodes with sigs.k8s.io/json, a fork of it)."""
-    if isinstance(data, str):
-        return data.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if isinstance(data, list):
-        return [_without_lone_surrogates(item) for item in data]
-    if isinstance(data, dict):
-        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in data.items()}
-    return data
 
 
 def _load_yaml(result: ManifestSet, shared: SourceText) -> None:
