@@ -116,8 +116,16 @@ def _as_list(value: Any, key: str, where: str) -> tuple[str, ...]:
     )
 
 
-def parse_config(raw: Mapping[str, Any], where: str) -> Config:
+def parse_config(
+    raw: Mapping[str, Any], where: str, lines: Mapping[str, int] | None = None
+) -> Config:
+    """``lines``: the line of each top-level key, for errors that point at it."""
     data = {str(k).replace("-", "_"): v for k, v in raw.items()}
+    at = {str(k).replace("-", "_"): line for k, line in (lines or {}).items()}
+
+    def located(key: str) -> Location:
+        return Location(where, at.get(key))
+
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise ConfigError(
@@ -126,22 +134,34 @@ def parse_config(raw: Mapping[str, Any], where: str) -> Config:
             Location(where),
         )
     severity: dict[str, Severity] = {}
-    for key, level in (data.get("severity") or {}).items():
+    levels = data.get("severity") or {}
+    if not isinstance(levels, Mapping):
+        raise ConfigError("severity must be a mapping {rule: level}", located("severity"))
+    for key, level in levels.items():
         try:
-            severity[str(key)] = Severity.parse(str(level))
+            if not isinstance(level, str):
+                raise ValueError(f"a level is a word (error, warning, info), not {level!r:.40}")
+            severity[str(key)] = Severity.parse(level)
         except ValueError as exc:
-            raise ConfigError(f"severity.{key}: {exc}", Location(where)) from None
+            raise ConfigError(f"severity.{key}: {exc}", located("severity")) from None
     exemptions = []
-    for item in data.get("exemptions") or []:
+    items = data.get("exemptions") or []
+    if not isinstance(items, list):
+        raise ConfigError("exemptions must be a list of mappings", located("exemptions"))
+    for item in items:
         if not isinstance(item, Mapping):
-            raise ConfigError("each exemption must be a mapping", Location(where))
+            raise ConfigError("each exemption must be a mapping", located("exemptions"))
+        fields = {f: item.get(f) for f in ("namespace", "name", "kind", "path")}
+        odd = next((f for f, v in fields.items() if v is not None and not isinstance(v, str)), "")
+        if odd:
+            raise ConfigError(f"exemptions[].{odd} must be a string", located("exemptions"))
         exemptions.append(
             Exemption(
                 rules=_as_list(item.get("rules"), "exemptions[].rules", where),
-                namespace=item.get("namespace"),
-                name=item.get("name"),
-                kind=item.get("kind"),
-                path=item.get("path"),
+                namespace=fields["namespace"],
+                name=fields["name"],
+                kind=fields["kind"],
+                path=fields["path"],
                 reason=str(item.get("reason", "exempted in config")),
             )
         )
@@ -177,7 +197,11 @@ def _read_yaml_config(path: Path) -> Config:
     import yaml
 
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        text = path.read_text(encoding="utf-8")
+        raw = yaml.safe_load(text) or {}
+    except (ValueError, RecursionError) as exc:  # a 4,300-digit int, deep nesting
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+        raise ConfigError(f"invalid YAML: {reason}", Location(str(path))) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ConfigError(
@@ -188,7 +212,21 @@ def _read_yaml_config(path: Path) -> Config:
         raise ConfigError(f"cannot read config: {exc}", Location(str(path))) from None
     if not isinstance(raw, Mapping):
         raise ConfigError("config must be a mapping", Location(str(path)))
-    return parse_config(raw, str(path))
+    return parse_config(raw, str(path), _key_lines(text))
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """The 1-based line of each top-level key of a YAML mapping (already loaded once)."""
+    import yaml
+
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    if not isinstance(root, yaml.MappingNode):
+        return {}
+    return {
+        str(key.value): key.start_mark.line + 1
+        for key, _value in root.value
+        if isinstance(key, yaml.ScalarNode)
+    }
 
 
 def _read_pyproject(path: Path) -> Config | None:

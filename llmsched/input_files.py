@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -52,14 +53,49 @@ def read_text(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) -> str:
 def read_json(path: Path, what: str) -> tuple[Any, str]:
     """The file's parsed JSON and its text (for pointing at lines later)."""
     text = read_text(path, what)
+    return parse_json(text, str(path)), text
+
+
+def parse_json(text: str, path: str, first_line: int = 0) -> Any:
+    """JSON text → data; bad syntax, deep nesting and ints past Python's 4,300-digit limit
+    are `InputFileError` at file:line (``first_line``: lines before ``text`` in the file)."""
     try:
-        return json.loads(text), text
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputFileError(
-            f"invalid JSON: {exc.msg}", Location(str(path), exc.lineno, exc.colno)
+            f"invalid JSON: {exc.msg}", Location(path, first_line + exc.lineno, exc.colno)
         ) from None
     except RecursionError:
-        raise InputFileError("invalid JSON: nested too deeply", Location(str(path))) from None
+        raise InputFileError(
+            "invalid JSON: nested too deeply",
+            Location(path, first_line + 1 if first_line else None),
+        ) from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        raise InputFileError(
+            f"invalid JSON: {str(exc).split(':')[0]}",
+            Location(path, first_line + 1 if first_line else None),
+        ) from None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def without_lone_surrogates(data: Any, text: str) -> Any:
+    """JSON escapes can spell a lone UTF-16 surrogate (``"\\ud800"``), which no UTF-8
+    text holds and CEL cannot take; read each as U+FFFD, as Go's encoding/json does
+    (documented in its Unmarshal; Kubernetes decodes with sigs.k8s.io/json, a fork of it).
+    ``text``: the JSON the data came from (only escapes can make one)."""
+    return _replaced(data) if _SURROGATE_ESCAPE.search(text) else data
+
+
+def _replaced(data: Any) -> Any:
+    if isinstance(data, str):
+        return data.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(data, list):
+        return [_replaced(item) for item in data]
+    if isinstance(data, dict):
+        return {_replaced(k): _replaced(v) for k, v in data.items()}
+    return data
 
 
 def _size(limit: int) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from llmsched.collect.kube_connect import KubeTarget
-from llmsched.collect.kube_targets import is_vllm_container
+from llmsched.collect.kube_targets import container_argv, is_vllm_container
 from llmsched.snapshot import KubernetesData, safe_name
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class ProxyTarget:
 
 def vllm_port(container: dict[str, Any]) -> int:
     """The API port: ``--port N`` in the args, else a port named http, else the first."""
-    argv = [str(a) for a in (container.get("command") or []) + (container.get("args") or [])]
+    argv = container_argv(container)
     for i, arg in enumerate(argv):
         match = re.match(r"^--port(?:=(\d+))?$", arg)
         if match:

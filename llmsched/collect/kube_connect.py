@@ -84,7 +84,14 @@ def connect(
             )
         except ConfigException as exc:
             raise ConfigError(f"kubeconfig: {exc}") from None
-        except (yaml.YAMLError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        except (
+            yaml.YAMLError,
+            ValueError,
+            TypeError,
+            KeyError,
+            AttributeError,
+            RecursionError,
+        ) as exc:
             where = kubeconfig or "kubeconfig"
             raise ConfigError(f"{where}: not a valid kubeconfig ({type(exc).__name__})") from None
         context_name = (chosen or {}).get("name")

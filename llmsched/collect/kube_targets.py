@@ -85,12 +85,23 @@ CRD_KINDS: tuple[Kind, ...] = (
 ALL_KINDS = BUILTIN_KINDS + CRD_KINDS
 
 
+def container_argv(container: dict[str, Any]) -> list[str]:
+    """``command`` then ``args``; a lone string (invalid for the API, seen in the wild) is
+    one word, a non-list anything else is ignored."""
+    argv: list[str] = []
+    for key in ("command", "args"):
+        value = container.get(key)
+        if isinstance(value, str):
+            argv.append(value)
+        elif isinstance(value, list):
+            argv.extend(str(a) for a in value)
+    return argv
+
+
 def is_vllm_container(container: dict[str, Any], pod: dict[str, Any] | None = None) -> bool:
     """A vLLM server: by image, command/args, or the ``app.kubernetes.io/name`` label."""
     image = str(container.get("image", "")).lower()
-    argv = " ".join(
-        str(a) for a in (container.get("command") or []) + (container.get("args") or [])
-    )
+    argv = " ".join(container_argv(container))
     if "vllm" in image.rsplit("/", 1)[-1] or "vllm/" in image:
         return True
     if "vllm serve" in argv or "vllm.entrypoints" in argv:
@@ -105,9 +116,7 @@ def is_ray_container(container: dict[str, Any], pod: dict[str, Any] | None = Non
     if "ray.io/node-type" in labels and container.get("name") in ("ray-head", "ray-worker"):
         return True
     image = str(container.get("image", "")).lower().rsplit("/", 1)[-1]
-    argv = " ".join(
-        str(a) for a in (container.get("command") or []) + (container.get("args") or [])
-    )
+    argv = " ".join(container_argv(container))
     return image.startswith("ray:") or image == "ray" or "ray start" in argv
 
 

@@ -15,6 +15,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from llmsched.collect.bounded import (
+    CHUNK_BYTES,
+    MAX_BODY_BYTES,
+    BoundExceeded,
+    deadline_for,
+    read_capped,
+    within_deadline,
+)
+from llmsched.collect.isolation import ODD_SHAPES, odd_shape_reason
 from llmsched.collect.kube_connect import DEFAULT_TIMEOUT_S, KubeTarget
 from llmsched.collect.kube_targets import ALL_KINDS, Kind, log_targets
 from llmsched.redaction import Redactor
@@ -31,6 +40,11 @@ from llmsched.snapshot import (
 
 DEFAULT_PAGE_SIZE = 500
 DEFAULT_MAX_LOGS = 100
+MAX_PAGES = 100  # per kind and namespace: 50k objects at the default page size
+MAX_ITEMS = 50_000  # per kind, all namespaces together
+MAX_LIST_BYTES = MAX_BODY_BYTES  # per kind, all pages together
+MAX_LOG_BYTES = 8 * 1024 * 1024  # one container log, even when tailLines is ignored
+MAX_SLOW = 2  # consecutive too-slow answers after which the server is not asked again
 
 Progress = Callable[[str], None]
 
@@ -38,10 +52,29 @@ Progress = Callable[[str], None]
 class ListFailed(Exception):
     """``unreachable``: no connection at all, so the next kinds need not be tried."""
 
-    def __init__(self, message: str, status: int | None, unreachable: bool = False) -> None:
+    def __init__(
+        self, message: str, status: int | None, unreachable: bool = False, slow: bool = False
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.unreachable = unreachable
+        self.slow = slow  # too slow rather than refused: counts toward MAX_SLOW
+
+
+class _ListBudget:
+    """Items and bytes one kind may still take, over all its namespaces and pages."""
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.bytes = 0
+
+    def spend(self, items: int, size: int) -> None:
+        self.items += items
+        self.bytes += size
+        if self.items > MAX_ITEMS:
+            raise ListFailed(f"more than {MAX_ITEMS} objects; stopped", None)
+        if self.bytes > MAX_LIST_BYTES:
+            raise ListFailed(f"more than {MAX_LIST_BYTES} bytes of lists; stopped", None)
 
 
 class KubernetesCollector:
@@ -72,6 +105,7 @@ class KubernetesCollector:
             self.redactor.add_secret(secret)
         self.progress = progress or (lambda _message: None)
         self.requests_made = 0
+        self.slow_in_a_row = 0
 
     def collect(self, kinds: tuple[Kind, ...] = ALL_KINDS) -> KubernetesData:
         data = KubernetesData(
@@ -100,10 +134,14 @@ class KubernetesCollector:
                 message = self.redactor.text(str(exc))
                 data.errors.append(CollectorError("kubernetes", kind.name, message))
                 self.progress(f"kubernetes: {kind.name}: {message}")
-                if exc.unreachable:
+                if exc.unreachable or self.slow_in_a_row >= MAX_SLOW:
                     unreachable = message
         if data.parts.get("pods") == PART_OK and self.logs_tail is not None:
-            self._collect_logs(data)
+            try:
+                self._collect_logs(data)
+            except ODD_SHAPES as exc:  # pods of an odd shape cost the logs, not the lists
+                data.parts["logs"] = PART_ERROR
+                data.errors.append(CollectorError("kubernetes", "logs", odd_shape_reason(exc)))
         data.state = overall_state(data.parts)
         if all(state == PART_ABSENT for state in data.parts.values()):
             data.state = STATE_FAILED
@@ -117,8 +155,9 @@ class KubernetesCollector:
         scopes: list[str | None] = (
             [None] if self.namespaces is None or cluster_scoped else list(self.namespaces)
         )
+        budget = _ListBudget()
         for namespace in scopes:
-            for page in self._pages(kind, namespace):
+            for page in self._pages(kind, namespace, budget):
                 if merged is None:
                     merged = {k: v for k, v in page.items() if k != "items"}
                     merged["metadata"] = {
@@ -129,16 +168,29 @@ class KubernetesCollector:
         assert merged is not None  # at least one scope, and _pages yields or raises
         return merged
 
-    def _pages(self, kind: Kind, namespace: str | None) -> Any:
+    def _pages(self, kind: Kind, namespace: str | None, budget: _ListBudget) -> Any:
+        """Pages until the server stops sending ``continue``; a repeated token, too many
+        pages, items or bytes stop the list as a failure (a server that never ends)."""
         token: str | None = None
-        while True:
-            page = self._call_list(kind, namespace, token)
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            page, size = self._call_list(kind, namespace, token)
+            budget.spend(len(page.get("items") or []), size)
             yield page
             token = (page.get("metadata") or {}).get("continue") or None
             if not token:
                 return
+            token = str(token)
+            if token in seen:
+                raise ListFailed(
+                    f"the API server repeated a continue token on page {len(seen) + 1}", None
+                )
+            seen.add(token)
+        raise ListFailed(f"still more pages after {MAX_PAGES}; stopped", None)
 
-    def _call_list(self, kind: Kind, namespace: str | None, token: str | None) -> dict[str, Any]:
+    def _call_list(
+        self, kind: Kind, namespace: str | None, token: str | None
+    ) -> tuple[dict[str, Any], int]:
         from kubernetes import client
 
         kwargs: dict[str, Any] = {
@@ -168,22 +220,37 @@ class KubernetesCollector:
             else:
                 method = getattr(api, kind.namespaced_method)
                 call = lambda: method(namespace, **kwargs)  # noqa: E731
-        raw = self._request(call)
-        content_type = str(raw.headers.get("Content-Type", ""))
+        content_type, status, body = self._request(call, MAX_BODY_BYTES)
         if "json" not in content_type.lower():
-            raise ListFailed(
-                f"expected JSON, got content type {content_type or 'none'!r}", raw.status
-            )
+            raise ListFailed(f"expected JSON, got content type {content_type or 'none'!r}", status)
         try:
-            page = json.loads(raw.data)
+            page = json.loads(body)
         except ValueError as exc:
-            raise ListFailed(f"invalid JSON in the answer ({exc})", raw.status) from None
+            raise ListFailed(f"invalid JSON in the answer ({exc})", status) from None
+        except RecursionError:
+            raise ListFailed("invalid JSON in the answer (nested too deeply)", status) from None
         if not isinstance(page, dict) or not isinstance(page.get("items", []), list):
-            raise ListFailed("answer is not a Kubernetes list", raw.status)
-        return page
+            raise ListFailed("answer is not a Kubernetes list", status)
+        return page, len(body)
 
-    def _request(self, call: Callable[[], Any]) -> Any:
-        """Run one client call; every failure becomes ListFailed with a one-line reason."""
+    def _request(self, call: Callable[[], Any], max_bytes: int) -> tuple[str, int, bytes]:
+        """Run one client call and read its body within the byte cap and the deadline;
+        every failure becomes ListFailed with a one-line reason."""
+        self.requests_made += 1
+        try:
+            answer = within_deadline(lambda: self._call_and_read(call, max_bytes), self.timeout_s)
+        except BoundExceeded as exc:
+            self.slow_in_a_row += 1
+            raise ListFailed(str(exc), None) from None
+        except ListFailed as exc:
+            self.slow_in_a_row = self.slow_in_a_row + 1 if exc.slow else 0
+            raise
+        self.slow_in_a_row = 0
+        return answer
+
+    def _call_and_read(self, call: Callable[[], Any], max_bytes: int) -> tuple[str, int, bytes]:
+        import zlib
+
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import (
             ConnectTimeoutError,
@@ -193,13 +260,27 @@ class KubernetesCollector:
             ReadTimeoutError,
         )
 
-        self.requests_made += 1
+        deadline = deadline_for(self.timeout_s)
         try:
-            return call()
+            raw = call()
+            try:
+                body = read_capped(
+                    raw.stream(CHUNK_BYTES, decode_content=False),
+                    content_encoding=str(raw.headers.get("Content-Encoding", "")),
+                    max_bytes=max_bytes,
+                    deadline=deadline,
+                )
+            finally:
+                raw.release_conn()
+            return str(raw.headers.get("Content-Type", "")), int(raw.status), body
+        except BoundExceeded as exc:
+            raise ListFailed(str(exc), None, slow="deadline" in str(exc)) from None
+        except zlib.error:
+            raise ListFailed("answer is not valid gzip/deflate data", None) from None
         except ApiException as exc:
             raise ListFailed(_api_reason(exc), exc.status) from None
         except ReadTimeoutError:
-            raise ListFailed(f"no answer within {self.timeout_s:g}s", None) from None
+            raise ListFailed(f"no answer within {self.timeout_s:g}s", None, slow=True) from None
         except (NewConnectionError, ConnectTimeoutError, MaxRetryError) as exc:
             raise ListFailed(_connection_reason(exc), None, unreachable=True) from None
         except (HTTPError, OSError) as exc:
@@ -219,7 +300,17 @@ class KubernetesCollector:
             )
             wanted = wanted[: self.max_logs]
         fetched = failed = 0
-        for namespace, pod, container, previous in wanted:
+        for index, (namespace, pod, container, previous) in enumerate(wanted):
+            if self.slow_in_a_row >= MAX_SLOW:
+                data.errors.append(
+                    CollectorError(
+                        "kubernetes",
+                        "logs",
+                        f"API server too slow: {len(wanted) - index} container log(s) not tried",
+                    )
+                )
+                failed += len(wanted) - index
+                break
             try:
                 text = self._read_log(namespace, pod, container, previous)
             except ListFailed as exc:
@@ -251,8 +342,10 @@ class KubernetesCollector:
         }
         if self.logs_tail and self.logs_tail > 0:
             kwargs["tail_lines"] = self.logs_tail
-        raw = self._request(lambda: api.read_namespaced_pod_log(pod, namespace, **kwargs))
-        return self.redactor.text(raw.data.decode("utf-8", errors="replace"))
+        _type, _status, body = self._request(
+            lambda: api.read_namespaced_pod_log(pod, namespace, **kwargs), MAX_LOG_BYTES
+        )
+        return self.redactor.text(body.decode("utf-8", errors="replace"))
 
 
 # ---------------------------------------------------------------------- helpers

@@ -16,7 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from llmsched.collect.addresses import http_base
 from llmsched.collect.http import DEFAULT_TIMEOUT_S, FetchError, get_json, new_session
+from llmsched.collect.isolation import ODD_SHAPES, odd_shape_reason
 from llmsched.redaction import Redactor
 from llmsched.snapshot import (
     PART_ABSENT,
@@ -58,8 +60,8 @@ def cluster_name(address: str) -> str:
 
 
 def normalise_address(address: str) -> str:
-    address = address.strip().rstrip("/")
-    return address if "://" in address else f"http://{address}"
+    """The dashboard's base URL; a bad address raises LlmschedError (usage)."""
+    return http_base(address, "--ray-address")
 
 
 def collect_ray(
@@ -103,7 +105,13 @@ def collect_ray(
                 )
                 break
     say(f"ray: {shown}: {sum(v == PART_OK for v in cluster.parts.values())} endpoints")
-    cluster.view = build_view(cluster.endpoints)
+    try:
+        cluster.view = build_view(cluster.endpoints)
+    except ODD_SHAPES as exc:  # one odd answer loses the view, not the raw answers
+        cluster.parts["view"] = PART_ERROR
+        cluster.errors.append(
+            CollectorError("ray", f"{shown} view", redactor.text(odd_shape_reason(exc)))
+        )
     cluster.state = overall_state(cluster.parts, essential=("version",))
     return cluster
 

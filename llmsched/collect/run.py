@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
+from llmsched.collect.addresses import http_base
+from llmsched.collect.isolation import ODD_SHAPES, odd_shape_reason
 from llmsched.redaction import Redactor
 from llmsched.snapshot import (
     STATE_FAILED,
@@ -21,6 +23,7 @@ from llmsched.snapshot import (
     RayCluster,
     Snapshot,
     VllmEndpoint,
+    safe_name,
 )
 
 Progress = Callable[[str], None]
@@ -54,22 +57,31 @@ def collect_snapshot(
 ) -> Snapshot:
     """Run every asked-for collector; failures end up in the Snapshot, never raised —
     except bad usage (a kubeconfig that does not exist, an unknown context)."""
-    from llmsched.collect.ray_dashboard import collect_ray
+    from llmsched.collect.ray_dashboard import collect_ray, normalise_address
     from llmsched.collect.vllm_metrics import collect_vllm
 
+    for address in request.ray_addresses:
+        normalise_address(address)  # bad usage stops here, before anything is fetched
+    for url in request.vllm_urls:
+        http_base(url, "--vllm-url")
     say = progress or (lambda _message: None)
     redactor = Redactor()
     snapshot = Snapshot(
         collected_at=now().replace(microsecond=0).isoformat().replace("+00:00", "Z"),
         request=_recorded_request(request, redactor),
     )
-    jobs: list[Callable[[], RayCluster | VllmEndpoint]] = []
+    jobs: list[partial[Any]] = []
     session = None
     if request.kubernetes:
         snapshot.kubernetes, target = _collect_kubernetes(request, redactor, say)
         if request.discover:
-            session, discovered = _discover(snapshot, target, request, redactor, say)
-            jobs.extend(discovered)
+            try:
+                session, discovered = _discover(snapshot, target, request, redactor, say)
+                jobs.extend(discovered)
+            except ODD_SHAPES as exc:  # odd pods or services cost discovery only
+                snapshot.errors.append(
+                    CollectorError("discover", "pods/services", odd_shape_reason(exc))
+                )
     elif request.discover:
         raise_usage("--discover needs Kubernetes (drop --no-kubernetes)")
 
@@ -92,7 +104,7 @@ def collect_snapshot(
     if jobs:
         say(f"collecting {len(jobs)} Ray/vLLM endpoint(s)")
         with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(jobs))) as pool:
-            results = list(pool.map(lambda job: job(), jobs))
+            results = list(pool.map(_isolated, jobs))
         for result in results:
             if isinstance(result, RayCluster):
                 snapshot.ray.append(result)
@@ -104,6 +116,25 @@ def collect_snapshot(
         session.close()
     _unique_names(snapshot)
     return snapshot
+
+
+def _isolated(job: partial[Any]) -> RayCluster | VllmEndpoint:
+    """Run one Ray or vLLM collector; an answer of an odd shape it did not expect becomes
+    a failed source with a recorded error instead of ending the whole run."""
+    try:
+        return job()
+    except ODD_SHAPES as exc:
+        redactor: Redactor = job.keywords.get("redactor") or Redactor()
+        address = redactor.text(str(job.args[0]))
+        error = CollectorError(
+            "ray" if job.func.__name__ == "collect_ray" else "vllm",
+            address,
+            redactor.text(odd_shape_reason(exc)),
+        )
+        name = str(job.keywords.get("name") or safe_name(address))
+        if error.source == "ray":
+            return RayCluster(name=name, address=address, state=STATE_FAILED, errors=[error])
+        return VllmEndpoint(name=name, url=address, state=STATE_FAILED, errors=[error])
 
 
 def raise_usage(message: str) -> None:
@@ -152,7 +183,7 @@ def _collect_kubernetes(
 
 def _discover(
     snapshot: Snapshot, target: Any, request: CollectRequest, redactor: Redactor, say: Progress
-) -> tuple[Any, list[Callable[[], RayCluster | VllmEndpoint]]]:
+) -> tuple[Any, list[partial[Any]]]:
     from llmsched.collect.discover import proxy_session, ray_targets, vllm_targets
     from llmsched.collect.ray_dashboard import collect_ray
     from llmsched.collect.vllm_metrics import collect_vllm
@@ -169,7 +200,7 @@ def _discover(
     vllm = vllm_targets(server, data)
     ray = ray_targets(server, data)
     say(f"discover: {len(vllm)} vLLM pod(s), {len(ray)} KubeRay head service(s)")
-    jobs: list[Callable[[], RayCluster | VllmEndpoint]] = []
+    jobs: list[partial[Any]] = []
     for found in vllm:
         jobs.append(
             partial(

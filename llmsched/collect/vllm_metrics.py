@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from llmsched.collect.http import DEFAULT_TIMEOUT_S, FetchError, get, get_json, new_session
+from llmsched.collect.isolation import ODD_SHAPES, odd_shape_reason
 from llmsched.redaction import Redactor
 from llmsched.snapshot import (
     PART_ERROR,
@@ -111,7 +112,10 @@ def collect_vllm(
         except (FetchError, MetricsParseError) as exc:
             fail("rates", f"second scrape of /metrics: {exc}")
             elapsed = None
-        endpoint.parts["metrics"] = PART_OK
-        endpoint.metrics = normalise(endpoint.scrapes, elapsed)
+        try:
+            endpoint.metrics = normalise(endpoint.scrapes, elapsed)
+            endpoint.parts["metrics"] = PART_OK
+        except ODD_SHAPES as exc:  # MetricsParseError is a ValueError
+            fail("metrics", odd_shape_reason(exc))
     endpoint.state = overall_state(endpoint.parts, essential=("metrics",))
     return endpoint

@@ -68,7 +68,7 @@ class LintInput:
                 spec = obj.data.get("spec")
                 modes = spec.get("accessModes") if isinstance(spec, Mapping) else None
                 self._claims.setdefault(obj.namespace, {})[obj.name] = {
-                    "access_modes": list(modes or [])
+                    "access_modes": [str(m) for m in modes] if isinstance(modes, list) else []
                 }
 
     def find(

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from yaml.nodes import Node
 
 from llmsched.errors import InputFileError
+from llmsched.input_files import without_lone_surrogates
 from llmsched.manifest import helm, yaml_marks
 from llmsched.manifest.inputs import (
     DEFAULT_MAX_FILE_SIZE,
@@ -126,12 +127,14 @@ def _load_text(result: ManifestSet, source: ManifestInput, text: str) -> None:
                     )
                 )
                 return
-        except RecursionError:
-            result.errors.append(InputError("JSON nested too deeply", Location(source.display)))
+        except (RecursionError, ValueError) as exc:  # or an int past the 4,300-digit limit
+            deep = isinstance(exc, RecursionError)
+            why = "JSON nested too deeply" if deep else f"invalid JSON: {str(exc).split(':')[0]}"
+            result.errors.append(InputError(why, Location(source.display)))
             return
         else:
             result.documents += 1
-            _add_document(result, shared, 0, data, None, None)
+            _add_document(result, shared, 0, without_lone_surrogates(data, text), None, None)
             return
     _load_yaml(result, shared)
 

@@ -141,7 +141,16 @@ class DataBuilder:
             if node.tag == _STR:
                 return node.value
             builder = _SCALAR_BUILDERS.get(node.tag)
-            return node.value if builder is None else builder(node)
+            if builder is None:
+                return node.value
+            try:
+                return builder(node)
+            except ValueError as exc:  # an int past Python's 4,300-digit conversion limit
+                raise InputFileError(
+                    f"YAML value not readable as {node.tag.rsplit(':', 1)[-1]}: "
+                    f"{str(exc).split(':')[0]}",
+                    Location(self.path, *node_mark(node)),
+                ) from None
 
         key = id(node)
         if key in self._seen:

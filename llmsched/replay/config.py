@@ -14,6 +14,33 @@ DEFAULT_VLLM_VERSION = "0.33"
 # device (the one defaults table, shared with lint and diagnose).
 _UNTOLD = engine_defaults(None)
 
+# Bounds on every number a replay takes, so that no input costs GBs or hours.
+MAX_GPU_BLOCKS = 1 << 20  # the pool is allocated up front: ~100 bytes a block
+# vLLM's CacheConfig allows block sizes up to 256 (vllm-project/vllm, vllm/config/cache.py,
+# `BlockSize = Literal[1, 8, 16, 32, 64, 128, 256]`); some hardware builds patch in more.
+MAX_BLOCK_SIZE = 1024
+MAX_TOKENS = 1 << 24  # prompt, output, model length and per-step token budget
+MAX_SEQS = 1 << 20
+MAX_STEP = (1 << 53) - 1  # arrival steps and seconds stay exact as floats
+MAX_REQUESTS = 10_000_000  # a generated workload
+
+
+def short_number(value: int) -> str:
+    """An int for a one-line message: a 400-digit one is shown by its length."""
+    text = str(value)
+    return text if len(text) <= 20 else f"{text[:4]}… ({len(text.lstrip('-'))} digits)"
+
+
+_MAXIMA = (
+    ("num_gpu_blocks", MAX_GPU_BLOCKS),
+    ("num_cpu_blocks", MAX_GPU_BLOCKS),
+    ("block_size", MAX_BLOCK_SIZE),
+    ("max_num_seqs", MAX_SEQS),
+    ("max_num_batched_tokens", MAX_TOKENS),
+    ("max_model_len", MAX_TOKENS),
+    ("long_prefill_token_threshold", MAX_TOKENS),
+)
+
 
 @dataclass(frozen=True)
 class SchedulerConfig:
@@ -44,6 +71,9 @@ class SchedulerConfig:
             out.append("long_prefill_token_threshold must be >= 0")
         if self.num_cpu_blocks < 0:
             out.append("num_cpu_blocks must be >= 0")
+        for name, most in _MAXIMA:
+            if getattr(self, name) > most:
+                out.append(f"{name} must be <= {most}, got {short_number(getattr(self, name))}")
         if not 0.0 <= self.watermark < 1.0:
             out.append("watermark must be in [0, 1)")
         if not self.enable_chunked_prefill and self.max_num_batched_tokens < self.max_model_len:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from llmsched.errors import InputFileError
@@ -75,16 +74,16 @@ def setup_from_manifest(
     (`llmsched.manifest.gpu_pinning.pinned_gpu`: nodeSelector, node affinity, annotation, Ray
     Serve LLM's accelerator_type or the Ray worker groups) unless `--gpu` says otherwise.
     The engine defaults follow the vLLM version of the image when it can be told."""
-    import yaml
-
     from llmsched.manifest.gpu_pinning import pinned_gpu
     from llmsched.manifest.kinds import extract_workload
+    from llmsched.manifest.sources import load_manifests
 
-    p = Path(path)
-    try:
-        docs = [d for d in yaml.safe_load_all(p.read_text(encoding="utf-8")) if d]
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputFileError(f"cannot read manifest: {exc}", Location(path)) from None
+    # the manifest reader lint uses: regular files only, a size cap, alias-bomb and depth guards
+    loaded = load_manifests([path])
+    if loaded.errors:
+        first = loaded.errors[0]
+        raise InputFileError(first.message, first.location or Location(path))
+    docs = [obj.data for obj in loaded.objects]
     for doc in docs:
         if not isinstance(doc, dict):
             continue

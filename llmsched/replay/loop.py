@@ -233,7 +233,10 @@ def run_steps(stepper: Stepper, arrivals: Arrivals) -> float:
     step = 0
     now = 0.0
     while arrivals.left or stepper.has_requests():
-        now = arrivals.admit(step, now, not stepper.has_requests(), stepper.add_request)
+        idle = not stepper.has_requests()
+        if idle and not arrivals.wall_clock:
+            step = max(step, int(arrivals.arrival[arrivals.next]))  # skip steps with nothing to do
+        now = arrivals.admit(step, now, idle, stepper.add_request)
         now, changed = stepper.step(step, now)
         if not changed and not arrivals.left:
             stepper.check_stuck()

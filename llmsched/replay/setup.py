@@ -6,12 +6,12 @@ Every bad input raises `InputFileError` naming the file, line or option.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from llmsched.errors import InputFileError
+from llmsched.input_files import parse_json, read_text
 from llmsched.knowledge.gpus import lookup_gpu
 from llmsched.knowledge.kv_capacity import kv_bytes_per_token, kv_heads_per_gpu
 from llmsched.knowledge.models import lookup_model, require_model
@@ -128,12 +128,7 @@ def base_config(source: ConfigSource) -> tuple[EngineSetup | None, dict[str, Any
         text = _read(config)
         if not config.exists():
             raise InputFileError("no such file", Location(str(config)))
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(
-                f"invalid JSON: {exc.msg}", Location(str(config), exc.lineno)
-            ) from None
+        obj = parse_json(text, str(config))
         if not isinstance(obj, dict):
             raise InputFileError("the config must be a JSON object", Location(str(config), 1))
         return None, obj
@@ -178,12 +173,9 @@ def _tp(engine: EngineSetup | None) -> int:
 
 
 def _read(path: Path | None) -> str:
-    if path is None:
-        return ""
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return ""
+    if path is None or not path.exists():
+        return ""  # the caller says "no such file"
+    return read_text(path, "config")
 
 
 def _load_trace(work: WorkloadSource) -> Trace:

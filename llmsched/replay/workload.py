@@ -6,7 +6,6 @@ Every bad input raises `InputFileError` naming the file and line.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -15,9 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from llmsched.errors import InputFileError
-from llmsched.input_files import read_json, read_text
+from llmsched.input_files import parse_json, read_json, read_text
 from llmsched.model import Location
-from llmsched.replay.config import CONFIG_KEYS, SchedulerConfig
+from llmsched.replay.config import (
+    CONFIG_KEYS,
+    MAX_REQUESTS,
+    MAX_STEP,
+    MAX_TOKENS,
+    SchedulerConfig,
+    short_number,
+)
 from llmsched.replay.request import TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 
@@ -43,11 +49,15 @@ class Trace:
         return len(self.requests)
 
 
-def _int(value: Any, key: str, loc: Location, minimum: int | None = None) -> int:
+def _int(
+    value: Any, key: str, loc: Location, minimum: int | None = None, maximum: int = MAX_STEP
+) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputFileError(f"{key} must be an integer, got {value!r}", loc)
+        raise InputFileError(f"{key} must be an integer, got {value!r:.60}", loc)
     if minimum is not None and value < minimum:
-        raise InputFileError(f"{key} must be >= {minimum}, got {value}", loc)
+        raise InputFileError(f"{key} must be >= {minimum}, got {short_number(value)}", loc)
+    if value > maximum:
+        raise InputFileError(f"{key} must be <= {maximum}, got {short_number(value)}", loc)
     return value
 
 
@@ -73,14 +83,14 @@ def parse_trace_line(obj: Any, loc: Location) -> TraceRequest:
     arrival_step = 0
     if has_time:
         t = obj["arrival_time"]
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
-            raise InputFileError(f"arrival_time must be a number >= 0, got {t!r}", loc)
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= MAX_STEP:
+            raise InputFileError(f"arrival_time must be a number in 0..{MAX_STEP}, got {t!r}", loc)
         arrival_time = float(t)
     else:
-        arrival_step = _int(obj["arrival_step"], "arrival_step", loc, 0)
-    prompt_len = _int(obj["prompt_len"], "prompt_len", loc, 1)
-    output_len = _int(obj["output_len"], "output_len", loc, 1)
-    priority = _int(obj.get("priority", 0) or 0, "priority", loc)
+        arrival_step = _int(obj["arrival_step"], "arrival_step", loc, 0, MAX_STEP)
+    prompt_len = _int(obj["prompt_len"], "prompt_len", loc, 1, MAX_TOKENS)
+    output_len = _int(obj["output_len"], "output_len", loc, 1, MAX_TOKENS)
+    priority = _int(obj.get("priority", 0) or 0, "priority", loc, -MAX_STEP, MAX_STEP)
     group = obj.get("prefix_group")
     if group is not None and not isinstance(group, (str, int)):
         raise InputFileError(f"prefix_group must be a string or null, got {group!r}", loc)
@@ -115,12 +125,7 @@ def parse_trace(text: str, path: str = "<trace>") -> Trace:
         if not line.strip():
             continue
         loc = Location(path, lineno)
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(
-                f"invalid JSON: {exc.msg}", Location(path, lineno, exc.colno)
-            ) from None
+        obj = parse_json(line, path, lineno - 1)
         req = parse_trace_line(obj, loc)
         if req.request_id in seen:
             raise InputFileError(
@@ -323,8 +328,8 @@ class WorkloadSpec:
 
     def problems(self) -> list[str]:
         out = [*self.prompt.problems(), *self.output.problems()]
-        if self.num_requests < 1:
-            out.append("num_requests must be >= 1")
+        if not 1 <= self.num_requests <= MAX_REQUESTS:
+            out.append(f"num_requests must be in 1..{MAX_REQUESTS}")
         if not self.rate > 0:
             out.append("rate must be > 0")
         if self.arrival not in ("poisson", "bursty", "all-at-once"):
@@ -439,4 +444,3 @@ def _parse_length(value: str) -> LengthDist:
         high = int(parts[2]) if len(parts) == 3 else 8 * int(float(parts[1]))
         return LengthDist(kind="lognormal", mean=float(parts[1]), high=high)
     raise ValueError(f"length {value!r}: use N, uniform:LO:HI or lognormal:MEAN[:MAX]")
-

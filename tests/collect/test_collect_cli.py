@@ -6,17 +6,28 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fakes.hostile import HostileServer, HostileState
 from fakes.http_server import (
     FakeHttpServer,
     FakeHttpState,
+    Route,
     bump_sample,
     closed_port_url,
     vllm_routes,
 )
-from fakes.kube_fixture import VLLM_DATA, proxy_answers, recorded_cluster, recorded_state
+from fakes.kube_fixture import (
+    RAY_DATA,
+    VLLM_DATA,
+    proxy_answers,
+    recorded_cluster,
+    recorded_state,
+)
 
 from llmsched.collect.run import CollectRequest, collect_snapshot
 from llmsched.snapshot import STATE_OK, Snapshot
@@ -139,3 +150,120 @@ def test_unknown_context_is_a_usage_error(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "context 'nope' not in kubeconfig" in result.stderr
     assert cluster.state.seen == []
+
+
+def recorded_ray_routes(change: Callable[[str, Any], Any] | None = None) -> dict[str, Route]:
+    """The recorded Ray dashboard's answers, each optionally changed by ``change``."""
+    from llmsched.collect.ray_dashboard import ENDPOINTS
+
+    routes: dict[str, Route] = {}
+    for part, path in ENDPOINTS:
+        text = (RAY_DATA / f"{part}.json").read_text()
+        if not text.strip():
+            continue
+        body = json.loads(text)
+        routes[path.split("?")[0]] = Route(json.dumps(change(part, body) if change else body))
+    return routes
+
+
+def gpu_lots(part: str, body: Any) -> Any:
+    if part == "nodes":
+        for node in body["data"]["result"]["result"]:
+            node["resources_total"]["GPU"] = "lots"
+    return body
+
+
+def test_one_odd_source_is_a_recorded_error_and_the_others_land_in_the_bundle(
+    tmp_path: Path,
+) -> None:
+    state = recorded_state()
+    pod = next(p for p in state.objects["pods"] if p["metadata"]["name"].startswith("llama"))
+    vllm_container = next(c for c in pod["spec"]["containers"] if c["name"] == "vllm")
+    vllm_container["command"] = "vllm serve meta-llama/Llama-3.1-70B-Instruct"  # not a list
+    odd_ray = FakeHttpState(routes=recorded_ray_routes(gpu_lots))
+    vllm = FakeHttpState(routes=vllm_routes([V1, bump_sample(V1, "vllm:num_preemptions_total", 1)]))
+    with recorded_cluster(tmp_path, state=state) as cluster, FakeHttpServer(odd_ray) as ray, \
+            FakeHttpServer(vllm) as server:  # fmt: skip
+        out = tmp_path / "b.tgz"
+        result = run_cli(
+            "--kubeconfig", str(cluster.kubeconfig), "-n", "llm", "--ray-address", ray.url,
+            "--vllm-url", server.url, "--interval", "0.2", "--out", str(out), "-o", "json",
+            cwd=tmp_path,
+        )  # fmt: skip
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 0, result.stderr
+    snapshot = Snapshot.load(out)
+    assert snapshot.kubernetes is not None and snapshot.kubernetes.state == STATE_OK
+    assert snapshot.kubernetes.log("llm", pod["metadata"]["name"], "vllm") is not None
+    [endpoint] = snapshot.vllm
+    assert endpoint.state == STATE_OK and endpoint.metrics is not None
+    [odd] = snapshot.ray
+    assert odd.endpoints["nodes"]  # the raw answers are kept
+    [error] = [e for e in odd.errors if e.target.endswith(" view")]
+    assert "could not convert string to float: 'lots'" in error.message
+    assert {m for m, _ in state.seen + odd_ray.seen + vllm.seen} == {"GET"}
+
+
+def test_a_cut_list_is_one_recorded_error(tmp_path: Path) -> None:
+    with recorded_cluster(tmp_path, faults={"pods": "truncated"}) as cluster:
+        out = tmp_path / "b"
+        result = run_cli(
+            "--kubeconfig", str(cluster.kubeconfig), "-n", "llm", "--out", str(out), cwd=tmp_path
+        )  # fmt: skip
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    data = Snapshot.load(out).kubernetes
+    assert data is not None and data.parts["pods"] == "error" and data.parts["nodes"] == "ok"
+    assert any(e.target == "pods" and "invalid JSON" in e.message for e in data.errors)
+
+
+def test_a_dripping_server_does_not_hold_collect(tmp_path: Path) -> None:
+    state = HostileState(routes={"/metrics": "drip", "/api/version": "drip"}, max_s=60.0)
+    state.content_type = "application/json"
+    with HostileServer(state) as server:
+        started = time.monotonic()
+        result = run_cli(
+            "--no-kubernetes", "--vllm-url", server.url, "--ray-address", server.url,
+            "--timeout", "5", "--out", str(tmp_path / "b"), cwd=tmp_path,
+        )  # fmt: skip
+        elapsed = time.monotonic() - started
+    assert elapsed < 20, elapsed  # one deadline each, concurrently; not 150 s
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "no complete answer within 5s" in result.stdout
+    assert state.methods() == {"GET"}
+
+
+@pytest.mark.parametrize(
+    ("address", "message"),
+    [
+        ("ray://10.0.0.1:10001", "ray:// is the Ray Client port"),
+        ("http://10.0.0.1:abc", "not a URL"),
+        ("ftp://10.0.0.1", "only http:// and https://"),
+    ],
+)
+def test_a_ray_address_that_is_not_a_dashboard_url_is_exit_2(
+    tmp_path: Path, address: str, message: str
+) -> None:
+    result = run_cli("--no-kubernetes", "--ray-address", address, cwd=tmp_path)
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_dashboard_url_from_the_browser_works(tmp_path: Path) -> None:
+    state = FakeHttpState(routes=recorded_ray_routes())
+    with FakeHttpServer(state) as ray:
+        out = tmp_path / "b"
+        result = run_cli(
+            "--no-kubernetes", "--ray-address", f"{ray.url}/#/overview", "--out", str(out),
+            cwd=tmp_path,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    [cluster] = Snapshot.load(out).ray
+    assert cluster.state == STATE_OK and cluster.address == ray.url
+
+
+def test_a_deeply_nested_kubeconfig_is_exit_2(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n")
+    result = run_cli("--kubeconfig", str(kubeconfig), "--out", str(tmp_path / "b"), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "not a valid kubeconfig" in result.stderr and "Traceback" not in result.stderr

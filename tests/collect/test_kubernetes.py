@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from fakes.kube_fixture import DATA, recorded_cluster, recorded_state
 
 from llmsched.collect.kube_connect import connect
 from llmsched.collect.kube_targets import ALL_KINDS, log_targets
-from llmsched.collect.kubernetes import KubernetesCollector
+from llmsched.collect.kubernetes import MAX_LOG_BYTES, MAX_PAGES, MAX_SLOW, KubernetesCollector
 from llmsched.errors import ConfigError, InputFileError
 from llmsched.snapshot import PART_ABSENT, PART_ERROR, PART_OK, STATE_FAILED, STATE_OK
 
@@ -189,3 +190,67 @@ def test_state_type_is_the_fake() -> None:
     assert {k.name for k in ALL_KINDS} - {"leaderworkersets", "inferenceservices"} <= set(
         recorded_state().objects
     )
+
+
+@pytest.mark.parametrize("fault", ["continue-same", "continue-fresh"])
+def test_a_server_that_always_says_continue_is_stopped_and_recorded(
+    tmp_path: Path, fault: str
+) -> None:
+    with recorded_cluster(tmp_path, faults={"pods": fault}) as cluster:
+        data = KubernetesCollector(
+            connect(str(cluster.kubeconfig)), namespaces=["llm"], logs_tail=None, timeout_s=2.0
+        ).collect()
+    assert data.parts["pods"] == PART_ERROR and "pods" not in data.lists
+    [error] = [e for e in data.errors if e.target == "pods"]
+    pages = sum(1 for _, p in cluster.state.seen if "/pods?" in p)
+    if fault == "continue-same":
+        assert "repeated a continue token" in error.message and pages == 2
+    else:
+        assert f"after {MAX_PAGES}" in error.message and pages == MAX_PAGES
+    assert data.parts["nodes"] == PART_OK and data.parts["events"] == PART_OK
+
+
+def test_a_dripping_api_server_costs_two_deadlines_not_one_per_kind(tmp_path: Path) -> None:
+    state = recorded_state({kind.name: "drip" for kind in ALL_KINDS})
+    state.timeout_s = 8.0  # each drip would go on this long
+    with recorded_cluster(tmp_path, state=state) as cluster:
+        collector = KubernetesCollector(
+            connect(str(cluster.kubeconfig)), namespaces=["llm"], timeout_s=1.0
+        )
+        started = time.monotonic()
+        data = collector.collect()
+        elapsed = time.monotonic() - started
+    assert elapsed < 1.5 * MAX_SLOW + 2, elapsed
+    assert collector.requests_made == MAX_SLOW
+    assert data.state == STATE_FAILED
+    assert "no complete answer within 1s" in data.errors[0].message
+    assert all(e.message.startswith("not tried") for e in data.errors[MAX_SLOW:])
+
+
+def test_a_log_that_ignores_tail_lines_is_cut_at_the_byte_cap(tmp_path: Path) -> None:
+    state = recorded_state()
+    state.log_flood_bytes = MAX_LOG_BYTES * 4
+    with recorded_cluster(tmp_path, state=state) as cluster:
+        data = KubernetesCollector(
+            connect(str(cluster.kubeconfig)), namespaces=["llm"], logs_tail=5, timeout_s=5.0
+        ).collect()
+    assert not data.logs
+    log_errors = [e for e in data.errors if e.target.startswith("logs ")]
+    assert log_errors and all(f"larger than {MAX_LOG_BYTES}" in e.message for e in log_errors)
+    assert data.parts["pods"] == PART_OK  # the lists are kept
+
+
+def test_a_container_command_given_as_a_string_still_finds_its_log() -> None:
+    pod = {
+        "metadata": {"namespace": "llm", "name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "x/server:1", "command": "vllm serve m"}]},
+        "status": {"containerStatuses": [{"name": "c", "state": {"running": {}}}]},
+    }
+    assert list(log_targets([pod])) == [("llm", "p", "c", False)]
+
+
+def test_a_deeply_nested_kubeconfig_is_a_usage_error(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(ConfigError, match="not a valid kubeconfig"):
+        connect(str(kubeconfig))

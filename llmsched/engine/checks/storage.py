@@ -54,7 +54,7 @@ def _volume_type(volume: Mapping[str, Any]) -> str:
 def _mount_for(path: str, container: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The volumeMount whose mountPath is the longest prefix of `path`."""
     best: Mapping[str, Any] | None = None
-    for mount in container.get("volumeMounts") or []:
+    for mount in _entries(container.get("volumeMounts")):
         if not isinstance(mount, Mapping) or not isinstance(mount.get("mountPath"), str):
             continue
         root = mount["mountPath"].rstrip("/") or "/"
@@ -66,7 +66,12 @@ def _mount_for(path: str, container: Mapping[str, Any]) -> Mapping[str, Any] | N
 
 
 def _volumes(pod: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {str(v.get("name")): v for v in pod.get("volumes") or [] if isinstance(v, Mapping)}
+    return {str(v.get("name")): v for v in _entries(pod.get("volumes")) if isinstance(v, Mapping)}
+
+
+def _entries(value: Any) -> list[Any]:
+    """A list field's entries; a field that is not a list (`volumeMounts: 5`) has none."""
+    return value if isinstance(value, list) else []
 
 
 def hf_cache_dir(env: Mapping[str, str], explicit: Mapping[str, Any]) -> tuple[str, str]:
@@ -158,7 +163,7 @@ def _container_cache(
 
 def _mount_path(container: ContainerView, mount: Mapping[str, Any]) -> tuple[str | int, ...]:
     index = next(
-        (i for i, m in enumerate(container.data.get("volumeMounts") or []) if m is mount), None
+        (i for i, m in enumerate(_entries(container.data.get("volumeMounts"))) if m is mount), None
     )
     return (*container.path, "volumeMounts", index) if index is not None else container.path
 
@@ -229,7 +234,7 @@ def _pods_mounting(view: SubjectView, claim: str) -> int:
         if any(
             _claim_of(t, m) == claim
             for c in t.containers
-            for m in c.data.get("volumeMounts") or []
+            for m in _entries(c.data.get("volumeMounts"))
             if isinstance(m, Mapping)
         )
     )
@@ -242,7 +247,7 @@ def shared_cache_rw(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Ou
         return
     claims = view.variables.get("claims") or {}
     for container in template.containers:
-        for index, mount in enumerate(container.data.get("volumeMounts") or []):
+        for index, mount in enumerate(_entries(container.data.get("volumeMounts"))):
             if not isinstance(mount, Mapping) or mount.get("readOnly"):
                 continue
             claim = _claim_of(template, mount)

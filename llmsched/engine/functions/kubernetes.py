@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -32,7 +33,7 @@ def parse_quantity(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        return _finite(value)
     if not isinstance(value, str):
         return None
     match = _QUANTITY.match(value.strip())
@@ -44,10 +45,19 @@ def parse_quantity(value: Any) -> float | None:
     except ValueError:
         return None
     if suffix in _BINARY:
-        return base * _BINARY[suffix]
+        return _finite(base * _BINARY[suffix])
     if suffix in _DECIMAL:
-        return base * _DECIMAL[suffix]
+        return _finite(base * _DECIMAL[suffix])
     return None
+
+
+def _finite(value: float) -> float | None:
+    """``.nan``, ``.inf``, ``"1e400"`` or an int past float range are not quantities."""
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 @cel_function

@@ -56,7 +56,10 @@ PROXY_PATH = re.compile(
     r"^/api/v1/namespaces/(?P<ns>[^/]+)/(?P<what>pods|services)/(?P<name>[^/]+)/proxy(?P<rest>/.*)?$"
 )
 
-FAULTS = ("403", "404", "500", "timeout", "truncated", "html")
+FAULTS = (
+    "403", "404", "500", "timeout", "truncated", "html",
+    "continue-same", "continue-fresh", "drip",
+)  # fmt: skip
 
 
 @dataclass
@@ -65,7 +68,9 @@ class FakeKubeState:
     logs: dict[str, str] = field(default_factory=dict)  # "ns/pod/container[.previous]"
     faults: dict[str, str] = field(default_factory=dict)  # resource key -> fault
     token: str = "test-bearer-token"
-    timeout_s: float = 3.0  # how long a "timeout" fault stalls
+    timeout_s: float = 3.0  # how long a "timeout" fault stalls, and a "drip" drips at most
+    log_flood_bytes: int = 0  # logs ignore tailLines and stream this much instead
+    pages_served: int = 0
     seen: list[tuple[str, str]] = field(default_factory=list)  # (method, path?query)
     proxy: Callable[[str, str, str, str], tuple[int, str, bytes]] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -183,6 +188,17 @@ def make_handler(state: FakeKubeState) -> type[BaseHTTPRequestHandler]:
             elif fault == "truncated":
                 body = b'{"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [{"meta'
                 self._send(200, "application/json", body)
+            elif fault in ("continue-same", "continue-fresh"):
+                with state.lock:
+                    state.pages_served += 1
+                    page = state.pages_served
+                token = "same" if fault == "continue-same" else f"page-{page}"
+                gv, list_kind, _namespaced = RESOURCES[key]
+                items = [{"metadata": {"name": f"filler-{page}", "namespace": "llm"}}]
+                self._json(200, {"kind": list_kind, "apiVersion": gv,
+                                 "metadata": {"continue": token}, "items": items})  # fmt: skip
+            elif fault == "drip":
+                self._drip(b'{"kind": "List", "apiVersion": "v1", "items": []}')
             elif fault == "html":
                 self._send(200, "text/html", b"<html><body>Sign in to continue</body></html>")
             else:
@@ -201,10 +217,48 @@ def make_handler(state: FakeKubeState) -> type[BaseHTTPRequestHandler]:
                     f'previous terminated container "{container}" in pod "{pod}" not found',
                 )
                 return
+            if state.log_flood_bytes:
+                self._flood(state.log_flood_bytes)
+                return
             lines = state.logs[key].splitlines(keepends=True)
             tail = int(query.get("tailLines") or 0)
             text = "".join(lines[-tail:] if tail else lines)
             self._send(200, "text/plain", text.encode())
+
+        def _drip(self, body: bytes) -> None:
+            """The answer one byte every half second, for at most ``state.timeout_s``."""
+            stop_at = time.monotonic() + state.timeout_s
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                for byte in body:
+                    if time.monotonic() > stop_at:
+                        break
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(0.5)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+
+        def _flood(self, size: int) -> None:
+            line = b"INFO 12-01 10:00:00 engine.py:1 Avg prompt throughput: 1.0 tokens/s\n"
+            block = line * (1024 * 1024 // len(line))
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(size))
+                self.end_headers()
+                sent = 0
+                while sent < size:
+                    piece = block[: size - sent]
+                    self.wfile.write(piece)
+                    sent += len(piece)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
 
         def _status(self, code: int, reason: str, message: str) -> None:
             self._json(

@@ -1,0 +1,89 @@
+"""Big-but-legal inputs, measured by hand (issue 10's targets; figures, not timed tests):
+`python benchmarks/input_size_bench.py [--only lint-big|lint-many|replay-1m]`.
+
+- lint of one ~10 MB file holding ~17k objects (target: under 10 s and 300 MB),
+- lint of 5,000 small files (target: under 15 s),
+- replay of a generated 1M-request workload (target: under 15 s and 500 MB).
+
+Each case runs the real CLI in a child process; its wall time and peak resident memory
+(the child's ru_maxrss) are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOYMENT = (ROOT / "examples" / "chat-deployment.yaml").read_text()
+
+
+def renamed(text: str, index: int) -> str:
+    return text.replace("name: ", f"name: n{index}-", 1)
+
+
+def big_file(folder: Path, target_bytes: int = 10 * 1024 * 1024) -> tuple[list[str], str]:
+    docs = [d for d in DEPLOYMENT.split("\n---\n") if d.strip()]
+    parts, size, index = [], 0, 0
+    while size < target_bytes - 64 * 1024:
+        doc = renamed(docs[index % len(docs)], index)
+        parts.append(doc)
+        size += len(doc) + 5
+        index += 1
+    path = folder / "big.yaml"
+    path.write_text("\n---\n".join(parts) + "\n")
+    return [
+        "checklist", "lint", str(path), "--max-file-size", str(16 * 1024 * 1024), "-o", "json",
+    ], f"{path.stat().st_size / 2**20:.1f} MB, {index} objects"  # fmt: skip
+
+
+def many_files(folder: Path, count: int = 5000) -> tuple[list[str], str]:
+    tree = folder / "many"
+    tree.mkdir()
+    for index in range(count):
+        (tree / f"f{index:05d}.yaml").write_text(renamed(DEPLOYMENT, index))
+    return ["checklist", "lint", str(tree), "-o", "json"], f"{count} files"
+
+
+def replay_1m(folder: Path) -> tuple[list[str], str]:
+    config = ROOT / "examples" / "replay" / "small.config.json"
+    workload = "n=1000000,rate=50,prompt=64,output=16"
+    return ["replay", "--workload", workload, "-c", str(config), "--no-charts", "-o", "json"], (
+        "1,000,000 generated requests"
+    )
+
+
+CASES = {"lint-big": big_file, "lint-many": many_files, "replay-1m": replay_1m}
+
+
+def measure(args: list[str]) -> tuple[float, float, int]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "llmsched", *args], capture_output=True)
+    elapsed = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before) / 1024, done.returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", choices=sorted(CASES))
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, build in CASES.items():
+            if options.only and name != options.only:
+                continue
+            folder = Path(tmp) / name
+            folder.mkdir()
+            args, what = build(folder)
+            elapsed, peak_mb, code = measure(args)
+            print(f"{name:10s} {what:32s} {elapsed:6.1f} s  peak {peak_mb:6.0f} MB  exit {code}")
+
+
+if __name__ == "__main__":
+    main()
