@@ -30,7 +30,7 @@ from pathlib import Path
 
 from replay_bench import MIX_CONFIG, mixed_spec
 
-from llmsched.replay.workload import generate_workload
+from llmsched.replay.synthetic import generate_workload
 
 HERE = Path(__file__).parent
 

@@ -25,7 +25,7 @@ from llmsched.replay.fleet import ReplicaSpec, run_fleet
 from llmsched.replay.reference import run_reference
 from llmsched.replay.request import TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
-from llmsched.replay.workload import LengthDist, WorkloadSpec, generate_workload
+from llmsched.replay.synthetic import LengthDist, WorkloadSpec, generate_workload
 
 MIX_CONFIG = SchedulerConfig(
     num_gpu_blocks=12_000,

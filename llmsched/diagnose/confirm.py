@@ -28,7 +28,7 @@ from llmsched.replay.estimate import WorkloadEstimate, estimate, observe_rates, 
 from llmsched.replay.fast import run_fast
 from llmsched.replay.judge import Objective, Outcome, best_index, compare, outcome, saturation
 from llmsched.replay.scrapes import bundle_pair, parse_pair
-from llmsched.replay.workload import generate_workload
+from llmsched.replay.synthetic import generate_workload
 
 REPLAY_REQUESTS = 600
 # vLLM's defaults when the evidence tells neither GPU nor version: what vLLM itself uses when

@@ -32,7 +32,7 @@ def config_workload(workload: str | None, where: str | None) -> RequestLength | 
         if int(text) < 1:
             raise ConfigError("workload: tokens per request must be >= 1", Location(where or ""))
         return RequestLength(int(text), "from the config workload")
-    from llmsched.replay.workload import parse_workload_spec
+    from llmsched.replay.synthetic import parse_workload_spec
 
     try:
         spec = parse_workload_spec(text)

@@ -25,7 +25,8 @@ from typing import Any
 from llmsched.errors import InputFileError
 from llmsched.model import Location
 from llmsched.replay.scrapes import ParsedPair, Scrape
-from llmsched.replay.workload import LengthDist, Trace, WorkloadSpec
+from llmsched.replay.synthetic import LengthDist, WorkloadSpec
+from llmsched.replay.workload import Trace
 
 SUCCESS = "request_success_total"
 PROMPT_TOKENS = "prompt_tokens_total"

@@ -133,9 +133,13 @@ class Replica:
         stepper, feed, wall = self.stepper, self.feed, self.wall_clock
         limit = float("inf") if until is None else until
         while feed.left or stepper.has_requests():
+            idle = not stepper.has_requests()
+            if idle and not wall and feed.left:
+                # as `loop.run_steps`: no steps while nothing is there to schedule
+                self.step = max(self.step, int(feed.arrival[feed.next]))
             if self.next_start() >= limit:
                 return
-            now = feed.admit(self.step, self.now, not stepper.has_requests(), stepper.add_request)
+            now = feed.admit(self.step, self.now, idle, stepper.add_request)
             end, changed = stepper.step(self.step, now)
             self.step += 1
             if wall:

@@ -33,14 +33,9 @@ from llmsched.replay.scrapes import (
     parse_pair,
     read_scrape_pair,
 )
+from llmsched.replay.synthetic import generate_workload, parse_workload_spec
 from llmsched.replay.v0 import cpu_blocks_for_swap_space
-from llmsched.replay.workload import (
-    Trace,
-    generate_workload,
-    load_trace,
-    parse_config,
-    parse_workload_spec,
-)
+from llmsched.replay.workload import Trace, load_trace, parse_config
 
 DEFAULT_SWAP_SPACE_GIB = 4.0  # vLLM's --swap-space default
 

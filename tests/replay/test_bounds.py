@@ -46,7 +46,7 @@ def test_a_config_value_past_its_bound_is_exit_2(
     tmp_path: Path, key: str, value: int, message: str
 ) -> None:
     (tmp_path / "c.json").write_text(json.dumps({**CONFIG, key: value}, indent=1))
-    result = replay(tmp_path, str(EXAMPLES / "small.trace.jsonl"), "-c", "c.json")
+    result = replay(tmp_path, str(EXAMPLES / "small.trace.jsonl"), "--config", "c.json")
     one_line_exit_2(result, message)
     assert f"c.json:{list(CONFIG).index(key) + 2 if key in CONFIG else ''}" in result.stderr
 
@@ -60,7 +60,7 @@ def test_a_config_value_past_its_bound_is_exit_2(
 )
 def test_a_hostile_config_file_is_exit_2(tmp_path: Path, text: str, message: str) -> None:
     (tmp_path / "c.json").write_text(text)
-    one_line_exit_2(replay(tmp_path, str(EXAMPLES / "small.trace.jsonl"), "-c", "c.json"), message)
+    one_line_exit_2(replay(tmp_path, str(EXAMPLES / "small.trace.jsonl"), "--config", "c.json"), message)
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_a_hostile_trace_line_is_exit_2_at_its_line(
 ) -> None:
     first = '{"id":"z","arrival_step":0,"prompt_len":8,"output_len":8}'
     (tmp_path / "t.jsonl").write_text(f"{first}\n{line}\n")
-    one_line_exit_2(replay(tmp_path, "t.jsonl", "-c", str(EXAMPLES / "small.config.json")), message)
+    one_line_exit_2(replay(tmp_path, "t.jsonl", "--config", str(EXAMPLES / "small.config.json")), message)
 
 
 def test_one_request_far_in_the_future_skips_the_idle_steps(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_one_request_far_in_the_future_skips_the_idle_steps(tmp_path: Path) -> N
         '{"id":"a","arrival_step":1000000000000,"prompt_len":10,"output_len":10}\n'
     )
     started = time.monotonic()
-    result = replay(tmp_path, "t.jsonl", "-c", str(EXAMPLES / "small.config.json"), "-o", "json")
+    result = replay(tmp_path, "t.jsonl", "--config", str(EXAMPLES / "small.config.json"), "-o", "json")
     assert time.monotonic() - started < 20
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
@@ -96,14 +96,14 @@ def test_one_request_far_in_the_future_skips_the_idle_steps(tmp_path: Path) -> N
 
 def test_a_workload_past_the_request_bound_is_exit_2(tmp_path: Path) -> None:
     result = replay(
-        tmp_path, "--workload", "n=99999999999", "-c", str(EXAMPLES / "small.config.json")
+        tmp_path, "--workload", "n=99999999999", "--config", str(EXAMPLES / "small.config.json")
     )
     assert result.returncode == 2 and "num_requests must be in 1.." in result.stderr
 
 
 def test_dev_zero_is_refused_as_a_trace_and_as_a_config(tmp_path: Path) -> None:
-    for args in (["/dev/zero", "-c", str(EXAMPLES / "small.config.json")],
-                 [str(EXAMPLES / "small.trace.jsonl"), "-c", "/dev/zero"]):  # fmt: skip
+    for args in (["/dev/zero", "--config", str(EXAMPLES / "small.config.json")],
+                 [str(EXAMPLES / "small.trace.jsonl"), "--config", "/dev/zero"]):  # fmt: skip
         result = replay(tmp_path, *args)
         assert result.returncode == 2 and "/dev/zero" in result.stderr, result.stderr
 

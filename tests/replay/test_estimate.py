@@ -14,7 +14,7 @@ from llmsched.diagnose.confirm import workload_estimate
 from llmsched.diagnose.facts import build_facts
 from llmsched.errors import InputFileError
 from llmsched.replay.estimate import estimate, observe_rates
-from llmsched.replay.workload import generate_workload
+from llmsched.replay.synthetic import generate_workload
 from llmsched.snapshot import Snapshot
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.fast import run_fast
 from llmsched.replay.reference import run_reference
 from llmsched.replay.request_queue import SchedulingPolicy
-from llmsched.replay.workload import LengthDist, WorkloadSpec, generate_workload
+from llmsched.replay.synthetic import LengthDist, WorkloadSpec, generate_workload
 
 BASE = SchedulerConfig(
     num_gpu_blocks=400,

@@ -14,7 +14,8 @@ from llmsched.replay.fast import run_fast
 from llmsched.replay.fleet import ReplicaSpec, run_fleet
 from llmsched.replay.request import TraceRequest
 from llmsched.replay.router import ROUTERS
-from llmsched.replay.workload import LengthDist, WorkloadSpec, generate_workload, parse_config
+from llmsched.replay.synthetic import LengthDist, WorkloadSpec, generate_workload
+from llmsched.replay.workload import parse_config
 
 
 def golden(name: str) -> tuple[list[TraceRequest], object]:

@@ -13,7 +13,7 @@ from llmsched.replay.judge import (
     outcome_from_dict,
     saturation,
 )
-from llmsched.replay.workload import LengthDist, WorkloadSpec, generate_workload
+from llmsched.replay.synthetic import LengthDist, WorkloadSpec, generate_workload
 
 BASE = {
     "num_gpu_blocks": 2048,

@@ -31,7 +31,7 @@ from llmsched.replay.scrapes import (
     read_scrape_pair,
     split_scrapes,
 )
-from llmsched.replay.workload import LengthDist, generate_workload
+from llmsched.replay.synthetic import LengthDist, generate_workload
 
 BEFORE = DATA / "vllm_metrics_v1.prom"
 AFTER = DATA / "vllm_metrics_v1.after20s.prom"
