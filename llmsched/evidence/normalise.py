@@ -49,8 +49,9 @@ _MAX_PREFIXES = 8
 _MAX_JOINED = 20  # wrapped pieces folded into one record
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-# the same codes with the escape byte lost in copy-paste (`[36m(pid=1)[0m`)
-_BARE_SGR = re.compile(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m")
+# the same codes with the escape byte lost in copy-paste (`[36m(pid=1)[0m`); at least one
+# number, so that text such as `volumes=[model-weights]` is left alone
+_BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m")
 _QUOTE = re.compile(r"[ \t]{0,3}>(?:[ \t]?>)*(?:[ \t]|$)")
 _FENCE = re.compile(r"\s*(?:`{3,}|~{3,})\s*[\w+.#-]*(?:[ \t][^`]*)?$")
 _PROMPT = re.compile(

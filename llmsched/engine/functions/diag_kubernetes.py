@@ -208,7 +208,7 @@ def request_limit_rejection(text: Any) -> dict[str, Any]:
 # Volumes Kubernetes or a service mesh adds to every pod, and the shared-memory emptyDir:
 # a mount failure of one of these says nothing about the model's weights.
 _SYSTEM_VOLUME = re.compile(r"^(?:kube-api-access-|default-token-|[\w-]+-token-|istio-|dshm$|shm$)")
-_UNMOUNTED_LIST = re.compile(r"unmounted volumes=\[?([^\]]{0,300})\]")
+_UNMOUNTED_LIST = re.compile(r"unmounted volumes=\[([^\]]{0,300})\]")
 
 
 @cel_function
