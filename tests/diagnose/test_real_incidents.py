@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from llmsched.diagnose.run import run_diagnose
+from llmsched.model import Report
 
 INCIDENTS = Path(__file__).resolve().parent / "real_incidents"
 LAYERS = {"kubernetes", "ray", "vllm"}
@@ -61,13 +62,13 @@ def test_every_incident_is_a_well_formed_case() -> None:
 @pytest.mark.parametrize("evidence", _incidents(), ids=lambda p: p.stem)
 def test_diagnose_names_the_layer_and_rule_the_thread_established(evidence: Path) -> None:
     expect = _expectation(evidence)
+    report = run_diagnose(paths=[str(evidence)])
     try:
-        _assert_diagnosed(evidence, expect)
+        _assert_diagnosed(evidence, expect, report)
     except AssertionError:
         if expect.get("added") == HELD_OUT:
             # collected without looking at llmsched's catalogue or rules: a miss is a gap in
             # what diagnose knows, reported with what it answered instead (a crash still fails)
-            report = run_diagnose(paths=[str(evidence)])
             got = report.verdict or {}
             pytest.xfail(
                 f"held-out gap: the thread says {expect['layer']}/{expect['rule']}, diagnose "
@@ -77,8 +78,7 @@ def test_diagnose_names_the_layer_and_rule_the_thread_established(evidence: Path
         raise
 
 
-def _assert_diagnosed(evidence: Path, expect: dict[str, Any]) -> None:
-    report = run_diagnose(paths=[str(evidence)])
+def _assert_diagnosed(evidence: Path, expect: dict[str, Any], report: Report) -> None:
     verdict = report.verdict
     if (verdict is None or verdict["layer"] is None) and evidence.stem in KNOWN_GAPS:
         pytest.xfail(KNOWN_GAPS[evidence.stem])
