@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from llmsched.diagnose.confirm_replicas import confirm_replicas
 from llmsched.diagnose.facts import Facts, Subject
 from llmsched.engine.cel import Activation, compile_expression
 from llmsched.engine.spec import ConfirmSpec
@@ -237,6 +238,15 @@ def confirm_by_replay(
         },
         "remedy": _judged_remedy(config, before, before_outcome, tried, plan),
     }
+    verdict = out["remedy"]["saturation"]
+    if verdict["saturated"]:
+        out["replicas"] = confirm_replicas(
+            config,
+            generate_workload(workload["spec"]).requests,
+            before_outcome,
+            Objective(plan.judged_on),
+            verdict["replicas_needed"],
+        )
     if assumptions:
         out["assumptions"] = assumptions
     return out

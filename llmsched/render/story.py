@@ -145,6 +145,8 @@ def _confirmation_line(confirmation: dict) -> str:
                 text += f"; {side}: " + ", ".join(judgement[side])
     if remedy.get("note"):
         text += f". {remedy['note']}"
+    if (confirmation.get("replicas") or {}).get("sentence"):
+        text += f". Fleet replay: {confirmation['replicas']['sentence']}"
     if confirmation.get("reason"):
         text += f" ({confirmation['reason']})"
     return text
