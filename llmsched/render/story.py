@@ -127,6 +127,8 @@ def _number(value: object) -> object:
 
 def _confirmation_line(confirmation: dict) -> str:
     status = confirmation.get("status", "?")
+    if confirmation.get("kind") == "fleet" and confirmation.get("sentence"):
+        return f"fleet replay: {confirmation['sentence']}"
     text = f"replay: {status}"
     replayed = confirmation.get("replayed") or {}
     remedy = confirmation.get("remedy") or {}
