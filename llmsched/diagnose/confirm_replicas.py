@@ -28,7 +28,10 @@ _LABELS = {"ttft_p90": "TTFT p90", "e2e_p90": "end-to-end p90", "throughput": "o
 
 def replica_counts(needed: int) -> list[int]:
     """The fleet sizes to try: one fewer than `needed` (to show it is the smallest), `needed`
-    and one more; at least 2, at most `MAX_REPLICAS`."""
+    and one more; at least 2, at most `MAX_REPLICAS`; none when one replica is enough or
+    `needed` is over the cap."""
+    if needed < 2 or needed > MAX_REPLICAS:
+        return []
     return [n for n in (needed - 1, needed, needed + 1) if 2 <= n <= MAX_REPLICAS]
 
 
