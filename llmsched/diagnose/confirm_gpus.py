@@ -14,7 +14,7 @@ remedies are replayed on the same requests and judged on what users feel
 (AIBrix least-request) in front of them all.
 
 What the evidence does not tell (no workload, a GPU or model not in the catalogues) is said,
-not guessed.
+not guessed. Bounded: at most `MAX_REPLICAS` replicas, three fleets of the same trace.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from llmsched.diagnose.confirm_replicas import MAX_REPLICAS
 from llmsched.diagnose.facts import Facts, Subject
 from llmsched.diagnose.facts.pods import pod_key
 from llmsched.errors import InputFileError, LlmschedError
@@ -108,7 +109,7 @@ def confirm_weaker_gpu(
     out: dict[str, Any] = {
         "kind": "fleet",
         "replayed": replayed,
-        "replicas": per_replica,
+        "per_replica": per_replica,
         "workload": {
             "requests_per_s": round(estimate.spec.rate, 3),
             "mean_prompt_tokens": round(estimate.spec.prompt.expected(), 1),
@@ -133,6 +134,11 @@ def _replicas(finding_pod: Subject, facts: Facts) -> list[Replica] | str:
         for s in pod.get("siblings") or []
         if s.get("phase") == "Running" and s.get("gpu_limit") and not s.get("deleting")
     ]
+    if len(siblings) + 1 > MAX_REPLICAS:
+        return (
+            f"{pod.get('owner')} has {len(siblings) + 1} GPU replicas, more than the "
+            f"{MAX_REPLICAS} a confirmation replays"
+        )
     out = []
     for data in [pod, *siblings]:
         product = data.get("gpu_product")

@@ -3,6 +3,7 @@ mixed-GPU Deployment (tests/diagnose/bundles/make_bundles.py: two H100 replicas,
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 from pathlib import Path
@@ -10,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from llmsched.diagnose.confirm_replicas import MAX_REPLICAS
+from llmsched.snapshot import Snapshot
 from tests.diagnose.bundles.edit import diagnose, scale_requests, without_vllm
 
 BUNDLE = Path(__file__).resolve().parent / "bundles/mixed-gpu-fleet"
@@ -33,7 +36,7 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_the_weaker_replica_is_slower_under_the_even_split(mixed: dict[str, Any]) -> None:
     assert mixed["status"] == "confirmed" and mixed["kind"] == "fleet"
-    replicas = {r["pod"]: r for r in mixed["replicas"]}
+    replicas = {r["pod"]: r for r in mixed["per_replica"]}
     # each replica on the GPU its node's nvidia.com/gpu.product label names
     nodes = json.loads((BUNDLE / "k8s/nodes.json").read_text())["items"]
     pods = json.loads((BUNDLE / "k8s/pods.json").read_text())["items"]
@@ -57,7 +60,7 @@ def test_the_weaker_replica_is_slower_under_the_even_split(mixed: dict[str, Any]
 def test_removing_it_or_routing_by_load_is_judged_on_the_fleet(mixed: dict[str, Any]) -> None:
     removed, routed = mixed["remedies"]
     assert "NVIDIA-L4" in removed["change"] and "least-request" in routed["change"]
-    weak = next(r["pod"] for r in mixed["replicas"] if r["weaker"])
+    weak = next(r["pod"] for r in mixed["per_replica"] if r["weaker"])
     assert weak not in removed["routed"] and len(removed["routed"]) == 2
     # the load-aware router sends the slower replica fewer requests than an even split
     assert routed["routed"][weak] < mixed["workload"]["requests"] // 3
@@ -85,7 +88,7 @@ def test_a_different_workload_gives_different_numbers(
     assert quieter["workload"]["requests_per_s"] == pytest.approx(
         mixed["workload"]["requests_per_s"] / 2, rel=0.05
     )
-    assert quieter["replicas"] != mixed["replicas"]
+    assert quieter["per_replica"] != mixed["per_replica"]
     assert quieter["sentence"] != mixed["sentence"]
 
 
@@ -108,3 +111,18 @@ def test_an_unknown_model_is_said_not_guessed(tmp_path: Path) -> None:
     got = _json(target, tmp_path)
     assert got["status"] == "not_applicable"
     assert "acme/house-model-13b" in got["reason"] and "not in the catalogue" in got["reason"]
+
+
+def test_a_fleet_over_the_cap_is_not_replayed(tmp_path: Path) -> None:
+    snapshot = Snapshot.load(BUNDLE)
+    assert snapshot.kubernetes is not None
+    pods = snapshot.kubernetes.lists["pods"]["items"]
+    strong = next(p for p in pods if p["spec"]["nodeName"] == "gpu-h100-0")
+    for i in range(MAX_REPLICAS):
+        extra = copy.deepcopy(strong)
+        extra["metadata"]["name"] = f"vllm-chat-6f8d9c7b54-x{i:04d}"
+        pods.append(extra)
+    snapshot.save(tmp_path / "large")
+    got = _json(tmp_path / "large", tmp_path)
+    assert got["status"] == "not_applicable"
+    assert f"{MAX_REPLICAS + 3} GPU replicas, more than the {MAX_REPLICAS}" in got["reason"]
