@@ -164,7 +164,8 @@ def _workload(
     replicas: Sequence[Replica], estimate_workload: Estimator
 ) -> tuple[WorkloadEstimate, list[str]] | str:
     """The fleet's workload: the lengths of the busiest scraped replica, the summed request
-    rate of all scraped ones (scaled up to the whole fleet when some were not scraped)."""
+    rate of the replicas whose /metrics give one (scaled up to the whole fleet when some do
+    not, which is said)."""
     seen: list[tuple[Replica, WorkloadEstimate]] = []
     whys = []
     for r in replicas:
@@ -185,9 +186,11 @@ def _workload(
     assumptions = []
     if len(seen) < len(replicas):
         rate *= len(replicas) / len(seen)
+        unseen = [r.pod for r in replicas if r.endpoint is None]
         assumptions.append(
-            f"the request rate of {len(replicas) - len(seen)} unscraped replica(s) is taken "
-            "as the scraped ones' (a Service spreads requests evenly)"
+            f"the request rate of {len(replicas) - len(seen)} replica(s) without a workload in "
+            "their /metrics is taken as the others' (a Service spreads requests evenly): "
+            + "; ".join([*(f"{pod}: not scraped" for pod in unseen), *whys])
         )
     busiest = max(seen, key=lambda item: item[1].spec.rate)[1]
     return replace(busiest, spec=replace(busiest.spec, rate=rate)), assumptions
@@ -305,6 +308,8 @@ def sentence(confirmation: Mapping[str, Any]) -> str:
         )
     w = confirmation["workload"]
     parts.append(f"{w['requests']} requests at {w['requests_per_s']} req/s replayed")
+    if confirmation.get("assumptions"):
+        parts.append("assumed: " + "; ".join(confirmation["assumptions"]))
     return "; ".join(parts)
 
 

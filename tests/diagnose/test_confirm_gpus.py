@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,20 @@ def test_a_fleet_over_the_cap_is_not_replayed(tmp_path: Path) -> None:
     got = _json(tmp_path / "large", tmp_path)
     assert got["status"] == "not_applicable"
     assert f"{MAX_REPLICAS + 3} GPU replicas, more than the {MAX_REPLICAS}" in got["reason"]
+
+
+def test_an_unscraped_replica_is_assumed_to_get_its_share_and_that_is_said(
+    tmp_path: Path, mixed: dict[str, Any]
+) -> None:
+    snapshot = Snapshot.load(BUNDLE)
+    kept = [e for e in snapshot.vllm if not e.name.endswith("-9xk2p")]
+    replace(snapshot, vllm=kept).save(tmp_path / "partial")
+    got = _json(tmp_path / "partial", tmp_path)
+    assert got["status"] == "confirmed"
+    [assumed] = [a for a in got["assumptions"] if "without a workload" in a]
+    assert "vllm-chat-6f8d9c7b54-9xk2p" in assumed  # its log is there, its /metrics not
+    assert "assumed: " in got["sentence"]
+    # two of three replicas seen, the third taken as their mean: about the whole fleet's rate
+    assert got["workload"]["requests_per_s"] == pytest.approx(
+        mixed["workload"]["requests_per_s"], rel=0.1
+    )
