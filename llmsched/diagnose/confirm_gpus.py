@@ -167,15 +167,18 @@ def _workload(
     rate of the replicas whose /metrics give one (scaled up to the whole fleet when some do
     not, which is said)."""
     seen: list[tuple[Replica, WorkloadEstimate]] = []
+    idle = 0  # replicas whose counters say no request finished: a rate of 0, not unknown
     whys = []
     for r in replicas:
         if r.endpoint is None:
             continue
         found = estimate_workload(r.endpoint)
-        if isinstance(found, str):
-            whys.append(f"{r.pod}: {found}")
-        else:
+        if not isinstance(found, str):
             seen.append((r, found))
+        elif r.endpoint.get("request_rate") == 0:
+            idle += 1
+        else:
+            whys.append(f"{r.pod}: {found}")
     if not seen:
         detail = f" ({'; '.join(whys)})" if whys else ""
         return (
@@ -184,11 +187,12 @@ def _workload(
         )
     rate = sum(e.spec.rate for _, e in seen)
     assumptions = []
-    if len(seen) < len(replicas):
-        rate *= len(replicas) / len(seen)
+    if len(seen) + idle < len(replicas):
+        rate *= (len(replicas) - idle) / len(seen)
         unseen = [r.pod for r in replicas if r.endpoint is None]
         assumptions.append(
-            f"the request rate of {len(replicas) - len(seen)} replica(s) without a workload in "
+            f"the request rate of {len(replicas) - len(seen) - idle} replica(s) without a "
+            "workload in "
             "their /metrics is taken as the others' (a Service spreads requests evenly): "
             + "; ".join([*(f"{pod}: not scraped" for pod in unseen), *whys])
         )
