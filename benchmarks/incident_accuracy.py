@@ -1,9 +1,10 @@
 """Diagnose accuracy on the real-incident corpus, by hand: `python benchmarks/incident_accuracy.py`.
 
-Prints, for the incidents from before the signature catalogue and for each held-out batch
-(`added: held-out-2026-12`, `held-out-2026-12b`, ...: collected without looking at llmsched's
-sniffers or catalogue), one line each: how often the verdict names the right layer, and the right rule first (the expected rule or
-one of its `acceptable_rules`; an incident whose rule is null counts on its layer only).
+Prints one line for the incidents from before the signature catalogue and one line for each
+held-out batch (`added: held-out-2026-12`, `held-out-2026-12b`, ...: collected without looking
+at llmsched's sniffers or catalogue): how often the verdict names the right layer, and the
+right rule first (the expected rule or one of its `acceptable_rules`; an incident whose rule
+is null counts on its layer only).
 `-v` lists every miss with what llmsched answered.
 """
 

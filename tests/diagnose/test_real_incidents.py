@@ -10,6 +10,7 @@ it generalises, so a wrong answer there is an expected failure, not a broken bui
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from llmsched.model import Report
 INCIDENTS = Path(__file__).resolve().parent / "real_incidents"
 LAYERS = {"kubernetes", "ray", "vllm"}
 HELD_OUT_PREFIX = "held-out-"
+RULE_ID = re.compile(r"D(K8S|RAY|VLLM)\d{2}")
 KEYS = {"url", "cause", "layer", "rule", "acceptable_rules", "added"}
 # Incidents llmsched cannot judge yet. They must still not crash nor blame another layer;
 # a verdict that appears must be the expected one (the entry is then stale: remove it).
@@ -59,6 +61,8 @@ def test_every_incident_is_a_well_formed_case() -> None:
         assert expect["cause"], evidence.name
         assert expect["layer"] in LAYERS, evidence.name
         assert isinstance(expect.get("acceptable_rules", []), list), evidence.name
+        for rule in [expect["rule"], *expect.get("acceptable_rules", [])]:
+            assert rule is None or RULE_ID.fullmatch(str(rule)), (evidence.name, rule)
     covered = {_expectation(e)["layer"] for e in incidents}
     assert covered == LAYERS
     assert set(KNOWN_GAPS) <= {e.stem for e in incidents}
