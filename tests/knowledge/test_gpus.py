@@ -180,6 +180,8 @@ def test_weak_flag_follows_compute_class() -> None:
         ({"karpenter.k8s.aws/instance-family": "g6e"}, "L40S"),
         ({"amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM"}, "MI300X"),
         ({"amd.com/gpu.device-id": "74a1"}, "MI300X"),
+        ({"machine.cluster.vke.volcengine.com/gpu-name": "Tesla-A100-80G"}, "A100-80GB"),
+        ({"aliyun.accelerator/nvidia_name": "Tesla-V100-SXM2-16GB"}, "V100-16GB"),
     ],
 )
 def test_gpu_from_node_labels(labels: dict[str, str], expected: str) -> None:
