@@ -86,6 +86,18 @@ def hf_cache_dir(env: Mapping[str, str], explicit: Mapping[str, Any]) -> tuple[s
     return DEFAULT_HF_CACHE, "default HF cache"
 
 
+def _holds_weights(container: Any, mount: Mapping[str, Any]) -> bool:
+    """Is `mount` where the container's engine downloads to (HF_HOME, --download-dir...) or
+    loads its model from, whatever the volume is called?"""
+    invocation = container.vllm
+    if invocation is None:
+        return False
+    paths = [hf_cache_dir(container.env, invocation.explicit)[0]]
+    if invocation.model and invocation.model.startswith("/"):
+        paths.append(invocation.model)
+    return any(_mount_for(path, container.data) is mount for path in paths)
+
+
 @check("model_cache")
 def model_cache(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
     invocation = view.invocation
@@ -254,7 +266,7 @@ def shared_cache_rw(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Ou
             if claim is None:
                 continue
             words = f"{mount.get('mountPath', '')} {mount.get('name', '')} {claim}"
-            if not _CACHE_WORDS.search(words):
+            if not _CACHE_WORDS.search(words) and not _holds_weights(container, mount):
                 continue
             pods = max(_pods_mounting(view, claim), _template_pods(template, view.source.kind))
             if pods <= 1:
