@@ -14,9 +14,9 @@ from llmsched.manifest.walker import as_int, mapping
 # "server" runs `python3 -m vllm.entrypoints.openai.api_server --model=<hf repo, or the cache
 # dir with a cacheProfile> --served-model-name=<name> <spec.args>`, env from spec.env, a
 # 3-hour startup probe on /health and a Memory emptyDir on /dev/shm. charts/kubeai/values.yaml:
-# the `nvidia-gpu-*` resource profiles set nvidia.com/gpu (times the `:count`) and tolerate
-# nvidia.com/gpu=present:NoSchedule; the image comes from the operator's config. The Model
-# has no nodeSelector of its own: the profile's nodeSelector (charts/kubeai/values-gke.yaml,
+# the `nvidia-gpu-*` / `amd-gpu-*` resource profiles set nvidia.com/gpu / amd.com/gpu (times
+# the `:count`) and tolerate that key with value `present`, effect NoSchedule; the image comes
+# from the operator's config. The Model has no nodeSelector of its own: the profile's nodeSelector (charts/kubeai/values-gke.yaml,
 # values-eks.yaml: the GKE accelerator / Karpenter GPU-name label of the card the profile is
 # named for; none in the default values.yaml) is where its GPU model is pinned.
 
@@ -86,7 +86,7 @@ class KubeAIModelWalker(OperatorWalker):
             extras={"accelerator_type": gpu} if gpu else None,
         )
         pod: dict[str, Any] = {"containers": [data], "volumes": volumes}
-        if resource == "nvidia.com/gpu":
+        if resource in _GPU_PROFILES.values():  # both GPU profiles tolerate <resource>=present
             pod["tolerations"] = [
                 {"key": resource, "operator": "Equal", "value": "present", "effect": "NoSchedule"}
             ]

@@ -45,6 +45,7 @@ def test_kubeai_cache_profile_loads_from_the_cache_volume() -> None:
         ("nvidia-gpu:1", None, {"nvidia.com/gpu": 1}, None),
         ("google-tpu-v5e-2x2:4", None, {"google.com/tpu": 4}, None),
         ("cpu:2", None, {}, "substratusai/vllm:v0.6.3.post1-cpu"),
+        ("amd-gpu-mi300x:8", "mi300x", {"amd.com/gpu": 8}, None),
     ],
 )
 def test_kubeai_resource_profile_sets_the_nodes_and_devices(
@@ -59,6 +60,8 @@ def test_kubeai_resource_profile_sets_the_nodes_and_devices(
     container = template.containers[0]
     assert container.data["resources"].get("limits", {}) == resources
     assert container.data.get("image") == image
+    tolerated = [t["key"] for t in template.spec.get("tolerations", [])]
+    assert tolerated == [key for key in resources if key.endswith("/gpu")]
 
 
 def test_kubeai_other_engines_and_other_groups() -> None:
