@@ -266,6 +266,8 @@ OTHER_ACCELERATOR_KEYS = (
     "gpu.intel.com/i915",
     "gpu.intel.com/xe",
 )
+# Huawei Ascend NPUs: huawei.com/Ascend910, Ascend310P... (Ascend device plugin; vllm-ascend)
+_OTHER_ACCELERATOR_PREFIXES = ("huawei.com/ascend",)
 _CPU_IMAGE = re.compile(r"(^|[-_/])cpu([-_/.:]|$)")
 
 
@@ -279,8 +281,10 @@ def non_gpu_backend(container: Any) -> str:
     for section in ("limits", "requests"):
         block = resources.get(section) if isinstance(resources, Mapping) else None
         if isinstance(block, Mapping):
-            for key in OTHER_ACCELERATOR_KEYS:
-                if key in block:
+            for key in block:
+                if key in OTHER_ACCELERATOR_KEYS or str(key).lower().startswith(
+                    _OTHER_ACCELERATOR_PREFIXES
+                ):
                     return f"resources {key}"
     image = str(container.get("image") or "").partition("@")[0].lower()
     if _CPU_IMAGE.search(image):
