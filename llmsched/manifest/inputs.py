@@ -95,7 +95,11 @@ def iter_inputs(
         if given == "-":
             yield ManifestInput(options.stdin_filename or STDIN_PATH, None)
             continue
-        if os.path.isdir(given):
+        chart = helm.enclosing_chart(given) if os.path.lexists(given) else None
+        found: list[ManifestInput] | None
+        if chart is not None:  # a template file or folder of a chart: the chart is the input
+            found = _chart_input(chart, options)
+        elif os.path.isdir(given):
             skipped = len(options.skipped_charts)
             found = _walk_directory(given, errors, options)
             # a folder whose manifests are all in skipped charts has been noticed already
@@ -160,7 +164,8 @@ def _walk_directory(
 def _chart_input(directory: str, options: InputOptions) -> list[ManifestInput]:
     """A chart to render, or none (and a notice) when `helm` is not on PATH."""
     if helm.helm_executable() is None:
-        options.notice(helm.skipped_notice(directory), directory)
+        if directory not in options.skipped_charts:
+            options.notice(helm.skipped_notice(directory), directory)
         options.skipped_charts.append(directory)
         return []
     return [ManifestInput(directory, None, chart=directory)]

@@ -194,3 +194,20 @@ def test_a_folder_holding_only_a_skipped_chart_is_no_error(
     assert result.errors == []  # the chart's notice says why nothing was read
     (notice,) = result.notices
     assert "`helm` is not on PATH" in notice.message
+
+
+def test_a_chart_template_named_on_its_own_stands_for_its_chart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-helm-here"))
+    chart = tmp_path / "mychart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: mychart\nversion: 0.1.0\n")
+    template = chart / "templates" / "deployment.yaml"
+    template.write_text("{{- if .Values.enabled }}\nkind: Deployment\n{{- end }}\n")
+
+    result = load_manifests([str(template), str(chart / "templates")])
+
+    assert result.errors == []  # Go templates are not read as YAML
+    (notice,) = result.notices  # one notice for the one chart
+    assert "is a Helm chart" in notice.message and str(chart) in str(notice)
