@@ -208,6 +208,15 @@ def _pick_variant(family: str, memory_gib: int | None, form: str | None) -> GPU 
     return None
 
 
+def resource_slice(base: GPU, resource: str) -> GPU:
+    """The device one unit of `resource` gives on a `base` card: a MIG slice for the MIG
+    mixed strategy's `nvidia.com/mig-3g.40gb`, else the whole card."""
+    found = _MIG_RE.search(resource.lower()) if resource.startswith("nvidia.com/mig-") else None
+    if found is None:
+        return base
+    return mig_slice(base, compute_slices=int(found.group(1)), memory_gb=int(found.group(2)))
+
+
 def mig_slice(base: GPU, *, compute_slices: int, memory_gb: int) -> GPU:
     """One MIG instance of `base`: its own memory, and compute and bandwidth pro rata."""
     memory_bytes = memory_gb * GiB

@@ -27,6 +27,8 @@ def _judge(container: dict[str, Any]) -> tuple[bool, str]:
     ("container", "why"),
     [
         ({"resources": {"limits": {"nvidia.com/gpu": 1}}}, "resources nvidia.com/gpu"),
+        ({"resources": {"limits": {"nvidia.com/mig-3g.40gb": 1}}},
+         "resources nvidia.com/mig-3g.40gb"),
         ({"image": "vllm/vllm-openai:v0.10.1", "args": ["--model", "m"]}, "runs vLLM"),
         ({"env": [{"name": "CUDA_VISIBLE_DEVICES", "value": "0"}]}, "env CUDA_VISIBLE_DEVICES=0"),
         ({"command": ["sh", "-c", "ray start --head --num-gpus=2 --block"]},

@@ -11,6 +11,7 @@ from llmsched.engine.gpu_use import container_gpu, gpu_worker_pods
 from llmsched.engine.request_length import request_length
 from llmsched.engine.scope import SubjectView
 from llmsched.engine.sizing import served_model
+from llmsched.knowledge.gpus import resource_slice
 from llmsched.manifest.gpu_pinning import pinned_gpu
 from llmsched.model import Evidence, Severity
 
@@ -40,7 +41,10 @@ def _engine_gpu(view: SubjectView) -> tuple[Any, str]:
     assert view.invocation is not None
     pod = view.template.spec if view.template is not None else None
     workers = gpu_worker_pods(view.workload) if pod is None else []
-    return pinned_gpu(pod, view.annotations, view.invocation, workers)
+    gpu, why = pinned_gpu(pod, view.annotations, view.invocation, workers)
+    if gpu is not None and view.container is not None:  # a MIG slice of the pinned card
+        gpu = resource_slice(gpu, str(container_gpu(view.container)["key"]))
+    return gpu, why
 
 
 def sizing(view: SubjectView) -> tuple[Any, Any, dict[str, Any], str | None]:

@@ -11,6 +11,7 @@ from llmsched.engine.functions import cel_function
 from llmsched.manifest.gpu_pinning import node_label_constraints
 
 GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # MIG "mixed" strategy: nvidia.com/mig-3g.40gb, one slice
 GPU_TAINT_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -73,9 +74,9 @@ def gpu_amount(resources: Any, section: str) -> tuple[str | None, float | None]:
     block = resources.get(section)
     if not isinstance(block, Mapping):
         return None, None
-    for key in GPU_RESOURCE_KEYS:
+    for key in (*GPU_RESOURCE_KEYS, *(k for k in block if str(k).startswith(MIG_RESOURCE_PREFIX))):
         if key in block:
-            return key, parse_quantity(block[key])
+            return str(key), parse_quantity(block[key])
     return None, None
 
 
