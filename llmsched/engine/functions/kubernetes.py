@@ -10,7 +10,8 @@ from typing import Any
 from llmsched.engine.functions import cel_function
 from llmsched.manifest.gpu_pinning import node_label_constraints
 
-GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
+# nvidia.com/gpu.shared: NVIDIA device plugin time-slicing with renameByDefault
+GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "nvidia.com/gpu.shared")
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # MIG "mixed" strategy: nvidia.com/mig-3g.40gb, one slice
 GPU_TAINT_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
