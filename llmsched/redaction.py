@@ -65,7 +65,11 @@ _TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
     (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), REDACTED),
-    (re.compile(r"(?i)\b((?:bearer|basic)\s+)(?!<redacted>)[A-Za-z0-9._~+/=-]+"), r"\1" + REDACTED),
+    # an auth scheme word, not the tail of a name such as `vllm-basic` or `my_bearer`
+    (
+        re.compile(r"(?i)(?<![\w.-])((?:bearer|basic)\s+)(?!<redacted>)[A-Za-z0-9._~+/=-]+"),
+        r"\1" + REDACTED,
+    ),
     # 'api_key': ['k1', 'k2'] or "hf_token": "x" in a dict repr or JSON text
     (
         re.compile(
