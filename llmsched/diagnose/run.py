@@ -76,8 +76,9 @@ def run_diagnose(
     findings: list[Finding] = []
     for item in ranked:
         finding = item.finding
-        if confirm is not None and finding.layer.value == "vllm":
-            plan = by_code[finding.rule].confirm
+        plan = by_code[finding.rule].confirm
+        # vLLM findings are all judged replayable or not; others only when their rule says how
+        if confirm is not None and (finding.layer.value == "vllm" or plan is not None):
             finding = replace(finding, confirmation=confirm(finding, facts, plan))
         findings.append(finding)
     lint_findings, lint_errors = (
