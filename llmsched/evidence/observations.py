@@ -70,6 +70,18 @@ STRUCTURED_SIGNATURES: dict[str, str] = {
     "num_requests_running, num_requests_waiting, kv_cache_usage_perc, "
     "num_preemptions_total, ..., cache_config}}; full values in SniffResult.metrics",
 }
+# Signatures that say how something is configured (how the engine was started, which
+# version is installed), not how it behaved: a subject known only through these was
+# described, not observed, so a rule that stays silent on it refutes nothing.
+CONFIGURATION_SIGNATURES = frozenset(
+    {
+        "vllm.command-line",
+        "vllm.llm-kwargs",
+        "vllm.engine-args",
+        "vllm.package-version",
+        "vllm.version",
+    }
+)
 # Fields any observation may carry from the line's prefixes: timestamp, process, pid,
 # rank, service (docker-compose), pod and container (kubectl logs --prefix).
 
