@@ -52,9 +52,7 @@ def weigh_words(
 ) -> Weighed:
     fired = {r.finding.rule for r in ranked}
     unjudged = {n.rule for n in not_evaluated}
-    judged_scopes = {
-        scope for scope in JUDGED_SCOPES if any(map(observed, facts.subjects(scope)))
-    }
+    judged_scopes = {scope for scope in JUDGED_SCOPES if any(map(observed, facts.subjects(scope)))}
     entries: list[dict[str, Any]] = []
     for rank, candidate in enumerate(words.candidates, 1):
         spec = specs.get(candidate.rule)
