@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from llmsched import __version__
 from llmsched.config import Config
+from llmsched.diagnose.configuration import configuration_verdict
 from llmsched.diagnose.coverage import evidence_read, honest_verdict, not_judged, unread_sources
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
@@ -73,6 +74,12 @@ def run_diagnose(
         words, ranked, by_code, facts, evaluator.not_evaluated, recognised=recognised
     )
     ranked = weighed.ranked
+    lint_findings, lint_errors = (
+        _lint_manifests(sniffed, config)
+        if (sniffed.manifests or sniffed.manifest_texts)
+        else ([], [])
+    )
+    decided = configuration_verdict(weighed.verdict, ranked, weighed.triage, lint_findings)
     findings: list[Finding] = []
     for item in ranked:
         finding = item.finding
@@ -80,11 +87,6 @@ def run_diagnose(
             plan = by_code[finding.rule].confirm
             finding = replace(finding, confirmation=confirm(finding, facts, plan))
         findings.append(finding)
-    lint_findings, lint_errors = (
-        _lint_manifests(sniffed, config)
-        if (sniffed.manifests or sniffed.manifest_texts)
-        else ([], [])
-    )
     sources = list(facts.sources)
     if snapshot is not None:
         sources.extend(
@@ -116,10 +118,10 @@ def run_diagnose(
             },
         },
         verdict=honest_verdict(
-            weighed.verdict,
+            decided,
             gaps=[*unread_sources(snapshot), *not_judged(evaluator.not_evaluated)],
             # a verdict from the description's words says so itself (its basis)
-            anything_read=evidence_read(sources) or weighed.verdict is not None,
+            anything_read=evidence_read(sources) or decided is not None,
         ),
         kind=ReportKind.diagnose,
         triage=weighed.triage,

@@ -25,10 +25,7 @@ HELD_OUT = "held-out-2026-12"
 KEYS = {"url", "cause", "layer", "rule", "acceptable_rules", "added"}
 # Incidents llmsched cannot judge yet. They must still not crash nor blame another layer;
 # a verdict that appears must be the expected one (the entry is then stale: remove it).
-KNOWN_GAPS = {
-    "vllm-28923-oomkilled-loading": "host-memory OOMKill of a loading engine has no checklist "
-    "rule; the paste is prose plus a cut-off manifest",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _incidents() -> list[Path]:
