@@ -19,7 +19,8 @@ from llmsched.engine.evaluate import select_rules
 from llmsched.engine.lint import run_lint
 from llmsched.engine.loader import load_rules
 from llmsched.engine.spec import ConfirmSpec
-from llmsched.evidence.observations import SniffResult
+from llmsched.evidence.fragments import SCOPES_SEEN
+from llmsched.evidence.observations import Fragment, SniffResult
 from llmsched.evidence.sniff import sniff_paths
 from llmsched.evidence.triage import load_symptoms, triage_words
 from llmsched.model import Finding, InputError, Location, Report, ReportKind
@@ -48,7 +49,26 @@ def _lint_manifests(sniffed: SniffResult, config: Config) -> tuple[list[Finding]
             report = run_lint(paths, config)
             findings.extend(report.findings)
             errors.extend(report.errors)
+        if sniffed.fragments:
+            findings.extend(_lint_fragments(sniffed.fragments, config, Path(tmp)))
     return findings, errors
+
+
+def _lint_fragments(fragments: Sequence[Fragment], config: Config, tmp: Path) -> list[Finding]:
+    """Lint findings on pod-spec excerpts, at the pasted lines; a rule that judges more of
+    the object than was pasted (a pod's tolerations, when one container was) is not asked."""
+    scopes = {s.code: s.scope for s in load_rules(config.rules_dir, kind="lint")}
+    findings: list[Finding] = []
+    for index, fragment in enumerate(fragments):
+        target = tmp / f"fragment-{index}.yaml"
+        target.write_text(fragment.text, encoding="utf-8")
+        seen = SCOPES_SEEN[fragment.level]
+        for finding in run_lint([str(target)], config).findings:
+            if scopes.get(finding.rule) not in seen:
+                continue
+            line = fragment.original_line(finding.location.line if finding.location else None)
+            findings.append(replace(finding, location=Location(fragment.path, line)))
+    return findings
 
 
 def run_diagnose(
@@ -76,7 +96,7 @@ def run_diagnose(
     ranked = weighed.ranked
     lint_findings, lint_errors = (
         _lint_manifests(sniffed, config)
-        if (sniffed.manifests or sniffed.manifest_texts)
+        if (sniffed.manifests or sniffed.manifest_texts or sniffed.fragments)
         else ([], [])
     )
     decided = configuration_verdict(weighed.verdict, ranked, weighed.triage, lint_findings)

@@ -109,3 +109,42 @@ def test_runtime_evidence_outranks_the_configuration(tmp_path: Path, words: str)
     verdict = report.verdict
     assert verdict is not None and verdict["rule"] == "DK8S01"
     assert "basis" not in verdict or not verdict["basis"].startswith(("configuration", "words"))
+
+
+# one container as `kubectl get pod -o yaml` prints it, cut out of the pod
+CONTAINER_EXCERPT = """\
+Our container spec:
+```yaml
+    containers:
+    - name: vllm
+      image: vllm/vllm-openai:v0.8.5
+      command: ["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct"]
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+      livenessProbe:
+        httpGet: {path: /health, port: 8000}
+        initialDelaySeconds: 30
+```
+"""
+
+
+def test_an_excerpt_is_linted_at_the_pasted_lines(tmp_path: Path) -> None:
+    report = _diagnose(tmp_path, CONTAINER_EXCERPT)
+    probe = next(f for f in report.findings if f.rule == "K8S015")
+    assert probe.location is not None and probe.location.line == 10  # `livenessProbe:`
+    assert probe.location.path.endswith("paste.txt")
+
+
+def test_an_excerpt_is_not_judged_on_what_was_not_pasted(tmp_path: Path) -> None:
+    # tolerations and node selectors belong to the pod spec, which was not pasted
+    codes = _lint_codes(_diagnose(tmp_path, CONTAINER_EXCERPT))
+    assert "K8S015" in codes and not codes & {"K8S003", "K8S004", "K8S016"}
+
+
+def test_words_and_an_excerpt_agree(tmp_path: Path) -> None:
+    words = "The pod gets killed while the model is still loading.\n"
+    report = _diagnose(tmp_path, words + CONTAINER_EXCERPT)
+    verdict = report.verdict
+    assert verdict is not None and verdict["rule"] == "DK8S10"
+    assert verdict["basis"].startswith("words and configuration")
