@@ -27,12 +27,7 @@ RULE_ID = re.compile(r"D(K8S|RAY|VLLM)\d{2}")
 KEYS = {"url", "cause", "layer", "rule", "acceptable_rules", "added"}
 # Incidents llmsched cannot judge yet. They must still not crash nor blame another layer;
 # a verdict that appears must be the expected one (the entry is then stale: remove it).
-KNOWN_GAPS = {
-    "aibrix-772-probes-kill-download": "prose only (no kubectl output): probe-kills-loading "
-    "(DK8S10) is judged from a pod's events, not from a sentence",
-    "vllm-28923-oomkilled-loading": "host-memory OOMKill of a loading engine has no checklist "
-    "rule; the paste is prose plus a cut-off manifest",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _is_held_out(expect: dict[str, Any]) -> bool:
