@@ -47,7 +47,17 @@ def run_fast(
     check_fits(trace_list, config, path)
     rec = Recorder(keep_steps)
     replay = FastStepper(config, rec, step_time, wall_clock)
-    end = run_steps(replay, Arrivals(trace_list, config, rec, wall_clock))
+    fcfs = config.policy is SchedulingPolicy.FCFS
+    arrivals = Arrivals(
+        trace_list,
+        config,
+        rec,
+        wall_clock,
+        queue=replay.sched.waiting if fcfs else None,
+        window=config.max_num_seqs + 1,  # see `Arrivals`: more than one step admits
+    )
+    replay.backlog = arrivals
+    end = run_steps(replay, arrivals)
     stats = replay.kv.prefix_cache_stats.to_dict()
     return rec.result(config, stats, end if wall_clock else None)
 

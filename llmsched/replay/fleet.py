@@ -125,7 +125,7 @@ class Replica:
             return float(self.step)
         if self.stepper.has_requests():
             return self.now
-        return max(self.now, self.feed.arrival[self.feed.next])
+        return max(self.now, self.feed.next_arrival())
 
     def advance(self, until: float | None) -> None:
         """Run the steps that start before `until` (the fleet's next arrival; None: none
@@ -136,7 +136,7 @@ class Replica:
             idle = not stepper.has_requests()
             if idle and not wall and feed.left:
                 # as `loop.run_steps`: no steps while nothing is there to schedule
-                self.step = max(self.step, int(feed.arrival[feed.next]))
+                self.step = max(self.step, int(feed.next_arrival()))
             if self.next_start() >= limit:
                 return
             now = feed.admit(self.step, self.now, idle, stepper.add_request)
@@ -220,14 +220,14 @@ def _samples(result: ReplayResult, labels: dict[str, str]) -> list[dict[str, Any
         sample(NUM_PREEMPTIONS + "_total", result.total_preemptions),
     ]
     series = result.series
-    for name, values in (
+    for name, gauge in (
         (NUM_RUNNING, series.num_running),
         (NUM_WAITING, series.num_waiting),
         (KV_USAGE, series.kv_usage),
     ):
-        if values:
-            out.append(sample(name, sum(values) / len(values), stat="mean"))
-            out.append(sample(name, max(values), stat="peak"))
+        if gauge:
+            out.append(sample(name, sum(gauge) / len(gauge), stat="mean"))
+            out.append(sample(name, max(gauge), stat="peak"))
     if result.total_time is not None:
         ttft = [
             r.first_token_time - r.arrival_time

@@ -9,7 +9,8 @@ its `arrival_time`; each step lasts what the cost model says; idle time is skipp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -152,7 +153,14 @@ class Recorder:
 
 class Arrivals:
     """The trace's accepted requests in arrival order, handed to a scheduler when their
-    time comes. Refused requests go to `rec.rejected`."""
+    time comes. Refused requests go to `rec.rejected`.
+
+    With `queue` (an FCFS waiting queue) and `window`, arrived requests are handed over
+    only while the queue holds fewer than `window`; the rest wait here, in order, behind
+    everything in the queue, and are counted by `deferred`. An FCFS scheduler only ever
+    looks at the head of its queue and admits at most `max_num_seqs` requests a step, so
+    with `window` above that it cannot tell (`len(queue) + deferred` is the queue it
+    would have), and a million queued requests are never a million `Request` objects."""
 
     def __init__(
         self,
@@ -160,12 +168,19 @@ class Arrivals:
         config: SchedulerConfig,
         rec: Recorder,
         wall_clock: bool,
+        queue: Sized | None = None,
+        window: int = 0,
     ) -> None:
         self.rec = rec
         self.wall_clock = wall_clock
-        self.pending: list[Request] = []
-        self.arrival: list[float] = []  # seconds on the wall clock, else the step
-        self.next = 0
+        self.config = config
+        self.queue = queue
+        self.window = window
+        self.pending: list[TraceRequest] = []
+        self.index = array("q")  # each pending request's place in submission order
+        self.arrival = array("d")  # seconds on the wall clock, else the step
+        self.next = 0  # the first request not handed over
+        self.arrived = 0  # requests whose time has come (handed over or deferred)
         for index, tr in enumerate(trace):
             self.push(tr, index, config)
 
@@ -175,7 +190,8 @@ class Arrivals:
         if reason:
             self.rec.rejected[tr.request_id] = reason
             return
-        self.pending.append(make_request(tr, index, config))
+        self.pending.append(tr)
+        self.index.append(index)
         self.arrival.append(
             tr.arrival_time
             if self.wall_clock and tr.arrival_time is not None
@@ -189,24 +205,39 @@ class Arrivals:
 
     @property
     def left(self) -> int:
+        """Requests not handed over yet (deferred ones included)."""
         return len(self.pending) - self.next
+
+    @property
+    def deferred(self) -> int:
+        """Requests whose time has come, still waiting here (see the class)."""
+        return self.arrived - self.next
+
+    def next_arrival(self) -> float:
+        """When the next request not yet arrived arrives (some must be left)."""
+        return self.arrival[self.arrived]
 
     def admit(self, step: int, now: float, idle: bool, add: Callable[[Request], None]) -> float:
         """Hands `add` every request that joins at the start of `step` and returns the
         step's start time: on the wall clock an idle engine skips ahead to the next arrival."""
-        pending, arrival, i, n = self.pending, self.arrival, self.next, len(self.pending)
+        arrival, i, n = self.arrival, self.arrived, len(self.pending)
         if self.wall_clock:
             if idle and i < n:
                 now = max(now, arrival[i])
+            records, pending = self.rec.requests, self.pending
             while i < n and arrival[i] <= now:
-                self.rec.requests[pending[i].request_id].arrival_step = step
-                add(pending[i])
+                records[pending[i].request_id].arrival_step = step
                 i += 1
         else:
             while i < n and arrival[i] <= step:
-                add(pending[i])
                 i += 1
-        self.next = i
+        self.arrived = i
+        j, queue, window = self.next, self.queue, self.window
+        pending, index, config = self.pending, self.index, self.config
+        while j < i and (queue is None or len(queue) < window):
+            add(make_request(pending[j], index[j], config))
+            j += 1
+        self.next = j
         return now
 
 
@@ -235,7 +266,7 @@ def run_steps(stepper: Stepper, arrivals: Arrivals) -> float:
     while arrivals.left or stepper.has_requests():
         idle = not stepper.has_requests()
         if idle and not arrivals.wall_clock:
-            step = max(step, int(arrivals.arrival[arrivals.next]))  # skip steps with nothing to do
+            step = max(step, int(arrivals.next_arrival()))  # skip steps with nothing to do
         now = arrivals.admit(step, now, idle, stepper.add_request)
         now, changed = stepper.step(step, now)
         if not changed and not arrivals.left:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -20,7 +21,7 @@ SCHEDULER_CLASS = "llmsched.replay.scheduler.Scheduler"
 V0_SCHEDULER_CLASS = "llmsched.replay.v0.V0Scheduler"
 
 
-@dataclass
+@dataclass(slots=True)
 class StepRecord:
     step: int
     scheduled: dict[str, int]
@@ -53,7 +54,7 @@ class StepRecord:
         return out
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestRecord:
     arrival_step: int | None
     arrival_time: float | None = None
@@ -83,22 +84,41 @@ class RequestRecord:
 
 @dataclass
 class TimeSeries:
-    """Per-step samples of the gauges vLLM exports (and the preemption counter)."""
+    """Per-step samples of the gauges vLLM exports (and the preemption counter), in
+    compact arrays: a replay of a million steps keeps six million samples."""
 
-    step: list[int] = field(default_factory=list)
-    time: list[float] = field(default_factory=list)
-    num_running: list[int] = field(default_factory=list)
-    num_waiting: list[int] = field(default_factory=list)
-    kv_usage: list[float] = field(default_factory=list)
-    num_preemptions_total: list[int] = field(default_factory=list)
+    step: array[int] = field(default_factory=lambda: array("q"))
+    time: array[float] = field(default_factory=lambda: array("d"))
+    num_running: array[int] = field(default_factory=lambda: array("q"))
+    num_waiting: array[int] = field(default_factory=lambda: array("q"))
+    kv_usage: array[float] = field(default_factory=lambda: array("d"))
+    num_preemptions_total: array[int] = field(default_factory=lambda: array("q"))
 
     def append(self, rec: StepRecord, preemptions_total: int) -> None:
-        self.step.append(rec.step)
-        if rec.start_time is not None:
-            self.time.append(rec.start_time + (rec.duration or 0.0))
-        self.num_running.append(rec.num_running)
-        self.num_waiting.append(rec.num_waiting)
-        self.kv_usage.append(rec.kv_usage)
+        self.add(
+            rec.step,
+            None if rec.start_time is None else rec.start_time + (rec.duration or 0.0),
+            rec.num_running,
+            rec.num_waiting,
+            rec.kv_usage,
+            preemptions_total,
+        )
+
+    def add(
+        self,
+        step: int,
+        end_time: float | None,
+        num_running: int,
+        num_waiting: int,
+        kv_usage: float,
+        preemptions_total: int,
+    ) -> None:
+        self.step.append(step)
+        if end_time is not None:
+            self.time.append(end_time)
+        self.num_running.append(num_running)
+        self.num_waiting.append(num_waiting)
+        self.kv_usage.append(kv_usage)
         self.num_preemptions_total.append(preemptions_total)
 
     def by_metric_name(self) -> dict[str, list[float]]:
@@ -157,16 +177,17 @@ class ReplayResult:
     def summary(self) -> dict[str, Any]:
         """The report: counts, per-request latencies in steps (and seconds), queues, KV."""
         recs = [r for r in self.requests.values() if r.finish_step is not None]
-        ttft_steps = [
+        # Generators: `percentiles` sorts each into its one list (a million requests).
+        ttft_steps = (
             r.first_token_step - r.arrival_step
             for r in recs
             if r.first_token_step is not None and r.arrival_step is not None
-        ]
-        e2e_steps = [
+        )
+        e2e_steps = (
             r.finish_step - r.arrival_step
             for r in recs
             if r.finish_step is not None and r.arrival_step is not None
-        ]
+        )
         s = self.series
         out: dict[str, Any] = {
             "engine": self.engine,
@@ -230,15 +251,15 @@ def dumps_compact(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
-def _mean(values: list[int] | list[float]) -> float:
+def _mean(values: Sequence[int] | Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def percentiles(values: list[int] | list[float]) -> dict[str, float | None]:
+def percentiles(values: Iterable[int] | Iterable[float]) -> dict[str, float | None]:
     """p50/p90/p99/max by linear interpolation (numpy's default method)."""
-    if not values:
-        return {"p50": None, "p90": None, "p99": None, "max": None, "mean": None}
     data = sorted(values)
+    if not data:
+        return {"p50": None, "p90": None, "p99": None, "max": None, "mean": None}
 
     def q(p: float) -> float:
         pos = (len(data) - 1) * p

@@ -60,6 +60,8 @@ class SchedulerStepper:
     rec: Recorder
     step_time: StepTimeFn | None
     wall_clock: bool
+    # Arrived requests not in the waiting queue yet (`Arrivals` with a window).
+    backlog: Arrivals | None = None
 
     def has_requests(self) -> bool:
         return self.sched.has_requests()
@@ -121,7 +123,7 @@ class SchedulerStepper:
             prefix_hit_tokens=hits,
             preempted=preempted,
             finished=finished,
-            num_waiting=len(sched.waiting),
+            num_waiting=len(sched.waiting) + (self.backlog.deferred if self.backlog else 0),
             num_running=len(sched.running),
             kv_usage=sched.kv_cache_manager.usage,
             start_time=now if wall else None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 # A block hash in the replay: equal keys <=> equal token prefixes (vLLM chains sha256).
 BlockHash = tuple[Any, ...]
@@ -22,9 +22,9 @@ class RequestStatus(str, Enum):
     FINISHED_LENGTH_CAPPED = "finished_length_capped"
 
 
-@dataclass(frozen=True)
-class TraceRequest:
-    """One line of a trace: immutable input."""
+class TraceRequest(NamedTuple):
+    """One line of a trace: immutable input (a named tuple, cheap to build and to keep
+    by the million)."""
 
     request_id: str
     prompt_len: int
@@ -54,7 +54,7 @@ class TraceRequest:
         return out
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Request:
     """Mutable scheduling state of one request."""
 
