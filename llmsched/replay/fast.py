@@ -185,9 +185,8 @@ class FastStepper(SchedulerStepper):
         # _update_after_schedule + update_from_output for the explicit requests.
         lazy.tick += 1
         tick = lazy.tick
-        rr = rec.requests
         for r in preempted:
-            rr[r.request_id].num_preemptions += 1
+            rec.requests.preempted(r.request_id)
         explicit: list[tuple[Request, int]] = list(active_n)
         for rid, m in admitted.items():
             r = sched.requests[rid]
@@ -225,8 +224,9 @@ class FastStepper(SchedulerStepper):
                 del self.active[r]
                 self._lazify(r)
         for r in finishing:
-            x = rec.finished(r.request_id, step, end if self.wall_clock else None)
-            x.num_output_tokens = r.num_output_tokens
+            rec.finished(
+                r.request_id, step, end if self.wall_clock else None, "length", r.num_output_tokens
+            )
 
         scheduled: dict[str, int] = {}
         total = num_lazy + sum(m for _, m in explicit)

@@ -28,11 +28,11 @@ from llmsched.replay.metrics import (
     NUM_RUNNING,
     NUM_WAITING,
     ReplayResult,
-    StepRecord,
     TimeSeries,
     percentiles,
 )
 from llmsched.replay.request import TraceRequest
+from llmsched.replay.request_table import RequestTable
 from llmsched.replay.router import make_router
 
 # vLLM V1's Prometheus names (vllm/v1/metrics/loggers.py) the fleet's totals are reported
@@ -54,27 +54,13 @@ class ReplicaSpec:
     gpu: str | None = None
 
 
-class _CountingRecorder(Recorder):
-    """A `Recorder` that also counts finished requests, for the router's view."""
-
-    def __init__(self, keep_steps: bool) -> None:
-        super().__init__(keep_steps)
-        self.num_finished = 0
-        self.last_finished = 0
-
-    def step(self, rec: StepRecord, num_tokens: int) -> None:
-        super().step(rec, num_tokens)
-        self.last_finished = len(rec.finished)
-        self.num_finished += self.last_finished
-
-
 class Replica:
     """One engine of the fleet and what the router may read of it (`ReplicaView`)."""
 
     def __init__(self, spec: ReplicaSpec, keep_steps: bool, wall_clock: bool) -> None:
         self.spec = spec
         self.wall_clock = wall_clock
-        self.rec = _CountingRecorder(keep_steps)
+        self.rec = Recorder(keep_steps)
         self.stepper = FastStepper(spec.config, self.rec, spec.step_time, wall_clock)
         self.feed = Arrivals((), spec.config, self.rec, wall_clock)
         self.step = 0
@@ -247,7 +233,7 @@ def _samples(result: ReplayResult, labels: dict[str, str]) -> list[dict[str, Any
 
 
 def _merge(results: Sequence[ReplayResult], num_requests: int) -> ReplayResult:
-    requests = {rid: r for res in results for rid, r in res.requests.items()}
+    requests = RequestTable.merged(res.requests for res in results)
     rejected = {rid: why for res in results for rid, why in res.rejected.items()}
     stats: dict[str, int] = {}
     for res in results:

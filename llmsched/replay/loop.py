@@ -18,8 +18,9 @@ from llmsched.errors import InputFileError
 from llmsched.model import Location
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import cdiv
-from llmsched.replay.metrics import ReplayResult, RequestRecord, StepRecord, TimeSeries
+from llmsched.replay.metrics import ReplayResult, StepRecord, TimeSeries
 from llmsched.replay.request import Request, TraceRequest
+from llmsched.replay.request_table import RequestTable
 
 
 @dataclass(frozen=True)
@@ -88,44 +89,72 @@ class Recorder:
         self.keep_steps = keep_steps
         self.steps: list[StepRecord] = []
         self.series = TimeSeries()
-        self.requests: dict[str, RequestRecord] = {}
+        self.requests = RequestTable()
         self.rejected: dict[str, str] = {}
         self.total_tokens = 0
         self.total_preemptions = 0
         self.num_steps = 0
+        self.num_finished = 0
+        self.last_finished = 0  # finished in the last step recorded
 
     def step(self, rec: StepRecord, num_tokens: int) -> None:
         """`num_tokens`: scheduled in the step (`rec.scheduled` may be left empty when
         steps are not kept)."""
-        self.total_tokens += num_tokens
-        self.total_preemptions += len(rec.preempted)
-        self.num_steps += 1
+        self._count(num_tokens, len(rec.preempted), len(rec.finished))
         self.series.append(rec, self.total_preemptions)
         if self.keep_steps:
             self.steps.append(rec)
 
+    def step_fields(
+        self,
+        step: int,
+        scheduled: dict[str, int],
+        hits: dict[str, int],
+        preempted: list[str],
+        finished: list[str],
+        num_waiting: int,
+        num_running: int,
+        kv_usage: float,
+        start: float | None,
+        duration: float | None,
+        num_tokens: int,
+    ) -> None:
+        """`step` given field by field: no `StepRecord` is built unless steps are kept."""
+        if self.keep_steps:
+            record = StepRecord(
+                step, scheduled, hits, preempted, finished, num_waiting, num_running,
+                kv_usage, start, duration,
+            )  # fmt: skip
+            self.step(record, num_tokens)
+            return
+        self._count(num_tokens, len(preempted), len(finished))
+        end = None if start is None else start + (duration or 0.0)
+        self.series.add(step, end, num_running, num_waiting, kv_usage, self.total_preemptions)
+
+    def _count(self, num_tokens: int, num_preempted: int, num_finished: int) -> None:
+        self.total_tokens += num_tokens
+        self.total_preemptions += num_preempted
+        self.num_steps += 1
+        self.last_finished = num_finished
+        self.num_finished += num_finished
+
     # A request's events; times are None on the step clock.
 
     def scheduled(self, rid: str, step: int, start: float | None) -> None:
-        rr = self.requests[rid]
-        if rr.first_scheduled_step is None:
-            rr.first_scheduled_step = step
-            rr.first_scheduled_time = start
+        self.requests.scheduled(rid, step, start)
 
     def sampled(self, rid: str, step: int, end: float | None) -> None:
-        rr = self.requests[rid]
-        if rr.first_token_step is None:
-            rr.first_token_step = step
-            rr.first_token_time = end
+        self.requests.sampled(rid, step, end)
 
     def finished(
-        self, rid: str, step: int, end: float | None, reason: str = "length"
-    ) -> RequestRecord:
-        rr = self.requests[rid]
-        rr.finish_step = step
-        rr.finish_time = end
-        rr.finish_reason = reason
-        return rr
+        self,
+        rid: str,
+        step: int,
+        end: float | None,
+        reason: str = "length",
+        num_output_tokens: int | None = None,
+    ) -> None:
+        self.requests.finished(rid, step, end, reason, num_output_tokens)
 
     def result(
         self,
@@ -197,10 +226,11 @@ class Arrivals:
             if self.wall_clock and tr.arrival_time is not None
             else float(tr.arrival_step)
         )
-        self.rec.requests[tr.request_id] = RequestRecord(
-            arrival_step=None if self.wall_clock else tr.arrival_step,
-            arrival_time=tr.arrival_time,
-            prompt_len=tr.prompt_len,
+        self.rec.requests.add(
+            tr.request_id,
+            None if self.wall_clock else tr.arrival_step,
+            tr.arrival_time,
+            tr.prompt_len,
         )
 
     @property
@@ -226,7 +256,7 @@ class Arrivals:
                 now = max(now, arrival[i])
             records, pending = self.rec.requests, self.pending
             while i < n and arrival[i] <= now:
-                records[pending[i].request_id].arrival_step = step
+                records.set_arrival_step(pending[i].request_id, step)
                 i += 1
         else:
             while i < n and arrival[i] <= step:

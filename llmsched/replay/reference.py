@@ -16,7 +16,7 @@ from llmsched.replay.loop import (
     check_fits,
     run_steps,
 )
-from llmsched.replay.metrics import ReplayResult, StepRecord
+from llmsched.replay.metrics import ReplayResult
 from llmsched.replay.request import Request, TraceRequest
 from llmsched.replay.scheduler import Scheduler
 
@@ -85,12 +85,12 @@ class SchedulerStepper:
             rec.scheduled(rid, step, start)
         for rid in sampled:
             rec.sampled(rid, step, stop)
-            rec.requests[rid].num_output_tokens = sched.requests[rid].num_output_tokens
+            rec.requests.set_output_tokens(rid, sched.requests[rid].num_output_tokens)
         for rid in finished:
             rec.finished(rid, step, stop)
             del sched.requests[rid]
         for rid in out.preempted:
-            rec.requests[rid].num_preemptions += 1
+            rec.requests.preempted(rid)
         self.record(
             step,
             out.num_scheduled_tokens,
@@ -117,19 +117,20 @@ class SchedulerStepper:
         """The step's record, with the queues as the step leaves them."""
         sched = self.sched
         wall = self.wall_clock
-        record = StepRecord(
-            step=step,
-            scheduled=scheduled,
-            prefix_hit_tokens=hits,
-            preempted=preempted,
-            finished=finished,
-            num_waiting=len(sched.waiting) + (self.backlog.deferred if self.backlog else 0),
-            num_running=len(sched.running),
-            kv_usage=sched.kv_cache_manager.usage,
-            start_time=now if wall else None,
-            duration=duration if wall else None,
+        backlog = self.backlog
+        self.rec.step_fields(
+            step,
+            scheduled,
+            hits,
+            preempted,
+            finished,
+            len(sched.waiting) + (backlog.deferred if backlog else 0),
+            len(sched.running),
+            sched.kv_cache_manager.usage,
+            now if wall else None,
+            duration if wall else None,
+            num_tokens,
         )
-        self.rec.step(record, num_tokens)
 
 
 def run_reference(
