@@ -153,6 +153,7 @@ class FastStepper(SchedulerStepper):
         lazy = self.lazy
         kv = self.kv
         rec = self.rec
+        table = rec.requests
 
         # Phase A: everybody gets its tokens unless preempted (FCFS: from the tail).
         preempted: list[Request] = []
@@ -186,7 +187,7 @@ class FastStepper(SchedulerStepper):
         lazy.tick += 1
         tick = lazy.tick
         for r in preempted:
-            rec.requests.preempted(r.request_id)
+            table.preempted(r.record)
         explicit: list[tuple[Request, int]] = list(active_n)
         for rid, m in admitted.items():
             r = sched.requests[rid]
@@ -194,7 +195,7 @@ class FastStepper(SchedulerStepper):
             self.seq[r] = self.next_seq
             self.next_seq += 1
             self.active[r] = None
-            rec.scheduled(rid, step, now if self.wall_clock else None)
+            table.scheduled(r.record, step, now if self.wall_clock else None)
         shape = self._shape(explicit, num_lazy) if self.step_time else None
         finishing: list[Request] = []
         sampled_explicit: list[Request] = []
@@ -219,13 +220,13 @@ class FastStepper(SchedulerStepper):
         duration = self.step_time(shape) if self.step_time and shape else 0.0
         end = now + duration
         for r in sampled_explicit:
-            rec.sampled(r.request_id, step, end if self.wall_clock else None)
+            table.sampled(r.record, step, end if self.wall_clock else None)
             if r.status is RequestStatus.RUNNING and is_decoding(r) and self._lazy_ok(r):
                 del self.active[r]
                 self._lazify(r)
         for r in finishing:
-            rec.finished(
-                r.request_id, step, end if self.wall_clock else None, "length", r.num_output_tokens
+            table.finished(
+                r.record, step, end if self.wall_clock else None, "length", r.num_output_tokens
             )
 
         scheduled: dict[str, int] = {}

@@ -69,8 +69,11 @@ def check_fits(requests: Iterable[TraceRequest], config: SchedulerConfig, path: 
             )
 
 
-def make_request(req: TraceRequest, index: int, config: SchedulerConfig) -> Request:
-    """`index` is the request's place in submission order (`Request.priority_key`)."""
+def make_request(
+    req: TraceRequest, index: int, config: SchedulerConfig, record: int = -1
+) -> Request:
+    """`index` is the request's place in submission order (`Request.priority_key`),
+    `record` its position in the replay's `RequestTable`."""
     return Request(
         request_id=req.request_id,
         num_prompt_tokens=req.prompt_len,
@@ -79,6 +82,7 @@ def make_request(req: TraceRequest, index: int, config: SchedulerConfig) -> Requ
         prefix_group=req.prefix_group,
         prefix_len=req.prefix_len,
         arrival_seq=index,
+        record=record,
     )
 
 
@@ -141,20 +145,22 @@ class Recorder:
     # A request's events; times are None on the step clock.
 
     def scheduled(self, rid: str, step: int, start: float | None) -> None:
-        self.requests.scheduled(rid, step, start)
+        table = self.requests
+        table.scheduled(table.position(rid), step, start)
 
-    def sampled(self, rid: str, step: int, end: float | None) -> None:
-        self.requests.sampled(rid, step, end)
+    def sampled(self, rid: str, step: int, end: float | None, num_output_tokens: int) -> None:
+        table = self.requests
+        i = table.position(rid)
+        table.sampled(i, step, end)
+        table.set_output_tokens(i, num_output_tokens)
 
-    def finished(
-        self,
-        rid: str,
-        step: int,
-        end: float | None,
-        reason: str = "length",
-        num_output_tokens: int | None = None,
-    ) -> None:
-        self.requests.finished(rid, step, end, reason, num_output_tokens)
+    def finished(self, rid: str, step: int, end: float | None, reason: str = "length") -> None:
+        table = self.requests
+        table.finished(table.position(rid), step, end, reason, None)
+
+    def preempted(self, rid: str) -> None:
+        table = self.requests
+        table.preempted(table.position(rid))
 
     def result(
         self,
@@ -207,6 +213,7 @@ class Arrivals:
         self.window = window
         self.pending: list[TraceRequest] = []
         self.index = array("q")  # each pending request's place in submission order
+        self.record = array("q")  # and its position in `rec.requests`
         self.arrival = array("d")  # seconds on the wall clock, else the step
         self.next = 0  # the first request not handed over
         self.arrived = 0  # requests whose time has come (handed over or deferred)
@@ -226,11 +233,13 @@ class Arrivals:
             if self.wall_clock and tr.arrival_time is not None
             else float(tr.arrival_step)
         )
-        self.rec.requests.add(
-            tr.request_id,
-            None if self.wall_clock else tr.arrival_step,
-            tr.arrival_time,
-            tr.prompt_len,
+        self.record.append(
+            self.rec.requests.add(
+                tr.request_id,
+                None if self.wall_clock else tr.arrival_step,
+                tr.arrival_time,
+                tr.prompt_len,
+            )
         )
 
     @property
@@ -254,18 +263,18 @@ class Arrivals:
         if self.wall_clock:
             if idle and i < n:
                 now = max(now, arrival[i])
-            records, pending = self.rec.requests, self.pending
+            records, record = self.rec.requests, self.record
             while i < n and arrival[i] <= now:
-                records.set_arrival_step(pending[i].request_id, step)
+                records.set_arrival_step(record[i], step)
                 i += 1
         else:
             while i < n and arrival[i] <= step:
                 i += 1
         self.arrived = i
         j, queue, window = self.next, self.queue, self.window
-        pending, index, config = self.pending, self.index, self.config
+        pending, index, record, config = self.pending, self.index, self.record, self.config
         while j < i and (queue is None or len(queue) < window):
-            add(make_request(pending[j], index[j], config))
+            add(make_request(pending[j], index[j], config, record[j]))
             j += 1
         self.next = j
         return now

@@ -151,8 +151,8 @@ class ReplayResult:
     def summary(self) -> dict[str, Any]:
         """The report: counts, per-request latencies in steps (and seconds), queues, KV."""
         table = self.requests
-        done = table.finished_positions()
         output_tokens = table.num_output_tokens
+        num_finished = sum(1 for _ in table.finished_positions())
         s = self.series
         out: dict[str, Any] = {
             "engine": self.engine,
@@ -162,7 +162,7 @@ class ReplayResult:
             "total_scheduled_tokens": self.total_scheduled_tokens,
             "total_preemptions": self.total_preemptions,
             "num_requests": self.num_requests,
-            "num_finished": len(done),
+            "num_finished": num_finished,
             "num_rejected": len(self.rejected),
             "requests_preempted": sum(1 for n in table.num_preemptions if n),
             "waiting": {
@@ -172,23 +172,25 @@ class ReplayResult:
             "running": {"peak": max(s.num_running, default=0), "mean": _mean(s.num_running)},
             "kv_usage": {"peak": max(s.kv_usage, default=0.0), "mean": _mean(s.kv_usage)},
             "prefix_cache": self.prefix_cache_stats,
-            "ttft_steps": percentiles(table.steps_since_arrival(table.first_token_step, done)),
-            "e2e_steps": percentiles(table.steps_since_arrival(table.finish_step, done)),
+            "ttft_steps": percentiles(table.steps_since_arrival(table.first_token_step)),
+            "e2e_steps": percentiles(table.steps_since_arrival(table.finish_step)),
             "output_tokens_per_step": (
-                sum(output_tokens[i] for i in done) / self.total_steps if self.total_steps else 0.0
+                sum(output_tokens[i] for i in table.finished_positions()) / self.total_steps
+                if self.total_steps
+                else 0.0
             ),
         }
         if self.total_time is not None:
-            out.update(self._wall_clock_summary(done))
+            out.update(self._wall_clock_summary(num_finished))
         return out
 
-    def _wall_clock_summary(self, done: list[int]) -> dict[str, Any]:
+    def _wall_clock_summary(self, num_finished: int) -> dict[str, Any]:
         table = self.requests
         ttft, tpot, e2e, queue = [], [], [], []
         if table.times is not None:
             arrival, scheduled, first_token, finish = table.times
             output_tokens = table.num_output_tokens
-            for i in done:
+            for i in table.finished_positions():
                 start, first, end = arrival[i], first_token[i], finish[i]
                 if start != start or end != end or first != first:  # NaN: not recorded
                     continue
@@ -199,7 +201,7 @@ class ReplayResult:
                 if output_tokens[i] > 1:
                     tpot.append((end - first) / (output_tokens[i] - 1))
         total = self.total_time or 0.0
-        out_tokens = sum(table.num_output_tokens[i] for i in done)
+        out_tokens = sum(table.num_output_tokens[i] for i in table.finished_positions())
         return {
             "total_time_s": total,
             "ttft_s": percentiles(ttft),
@@ -208,7 +210,7 @@ class ReplayResult:
             "queue_s": percentiles(queue),
             "output_tokens_per_s": out_tokens / total if total > 0 else 0.0,
             "total_tokens_per_s": self.total_scheduled_tokens / total if total > 0 else 0.0,
-            "requests_per_s": len(done) / total if total > 0 else 0.0,
+            "requests_per_s": num_finished / total if total > 0 else 0.0,
         }
 
     def step_records(self) -> list[StepRecord]:

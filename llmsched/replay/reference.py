@@ -84,13 +84,12 @@ class SchedulerStepper:
         for rid in out.num_scheduled_tokens:
             rec.scheduled(rid, step, start)
         for rid in sampled:
-            rec.sampled(rid, step, stop)
-            rec.requests.set_output_tokens(rid, sched.requests[rid].num_output_tokens)
+            rec.sampled(rid, step, stop, sched.requests[rid].num_output_tokens)
         for rid in finished:
             rec.finished(rid, step, stop)
             del sched.requests[rid]
         for rid in out.preempted:
-            rec.requests.preempted(rid)
+            rec.preempted(rid)
         self.record(
             step,
             out.num_scheduled_tokens,

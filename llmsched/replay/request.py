@@ -70,6 +70,7 @@ class Request:
     num_preemptions: int = 0
     # Place in submission order (the trace's order): the arrival tie-break, see `__lt__`.
     arrival_seq: int = 0
+    record: int = -1  # position of its record in the replay's `RequestTable`
     _hash_cache: list[BlockHash] = field(default_factory=list, repr=False)
 
     @property

@@ -55,7 +55,7 @@ class RequestTable(Mapping[str, RequestRecord]):
 
     def __init__(self) -> None:
         self.ids: list[str] = []
-        self.position: dict[str, int] = {}
+        self._position: dict[str, int] | None = None  # made on the first look-up by id
         self.arrival_step = array("q")
         self.first_scheduled_step = array("q")
         self.first_token_step = array("q")
@@ -76,10 +76,19 @@ class RequestTable(Mapping[str, RequestRecord]):
         return iter(self.ids)
 
     def __contains__(self, rid: object) -> bool:
-        return rid in self.position
+        return rid in self._positions()
 
     def __getitem__(self, rid: str) -> RequestRecord:
-        return self.record(self.position[rid])
+        return self.record(self._positions()[rid])
+
+    def position(self, rid: str) -> int:
+        """Where request `rid` is (engines that hold the `Request` use its `record`)."""
+        return self._positions()[rid]
+
+    def _positions(self) -> dict[str, int]:
+        if self._position is None:
+            self._position = {rid: i for i, rid in enumerate(self.ids)}
+        return self._position
 
     def record(self, i: int) -> RequestRecord:
         times = self.times
@@ -105,8 +114,11 @@ class RequestTable(Mapping[str, RequestRecord]):
 
     def add(
         self, rid: str, arrival_step: int | None, arrival_time: float | None, prompt_len: int
-    ) -> None:
-        self.position[rid] = len(self.ids)
+    ) -> int:
+        """Add a request; returns its position."""
+        i = len(self.ids)
+        if self._position is not None:
+            self._position[rid] = i
         self.ids.append(rid)
         self.arrival_step.append(_NONE if arrival_step is None else arrival_step)
         for column in (self.first_scheduled_step, self.first_token_step, self.finish_step):
@@ -120,6 +132,7 @@ class RequestTable(Mapping[str, RequestRecord]):
                 times.append(_NO_TIME)
         if arrival_time is not None:
             self._times()[0][-1] = arrival_time
+        return i
 
     def _times(self) -> tuple[array[float], array[float], array[float], array[float]]:
         if self.times is None:
@@ -132,29 +145,28 @@ class RequestTable(Mapping[str, RequestRecord]):
             )
         return self.times
 
-    def set_arrival_step(self, rid: str, step: int) -> None:
-        self.arrival_step[self.position[rid]] = step
+    # Writers take the request's position (`add`, `Request.record`).
 
-    def scheduled(self, rid: str, step: int, start: float | None) -> None:
+    def set_arrival_step(self, i: int, step: int) -> None:
+        self.arrival_step[i] = step
+
+    def scheduled(self, i: int, step: int, start: float | None) -> None:
         """The first time only."""
-        i = self.position[rid]
         if self.first_scheduled_step[i] == _NONE:
             self.first_scheduled_step[i] = step
             if start is not None:
                 self._times()[1][i] = start
 
-    def sampled(self, rid: str, step: int, end: float | None) -> None:
+    def sampled(self, i: int, step: int, end: float | None) -> None:
         """The first token only."""
-        i = self.position[rid]
         if self.first_token_step[i] == _NONE:
             self.first_token_step[i] = step
             if end is not None:
                 self._times()[2][i] = end
 
     def finished(
-        self, rid: str, step: int, end: float | None, reason: str, num_output_tokens: int | None
+        self, i: int, step: int, end: float | None, reason: str, num_output_tokens: int | None
     ) -> None:
-        i = self.position[rid]
         self.finish_step[i] = step
         self.finish_reason[i] = reason
         if end is not None:
@@ -164,11 +176,11 @@ class RequestTable(Mapping[str, RequestRecord]):
         if num_output_tokens is not None:
             self.num_output_tokens[i] = num_output_tokens
 
-    def set_output_tokens(self, rid: str, n: int) -> None:
-        self.num_output_tokens[self.position[rid]] = n
+    def set_output_tokens(self, i: int, n: int) -> None:
+        self.num_output_tokens[i] = n
 
-    def preempted(self, rid: str) -> None:
-        self.num_preemptions[self.position[rid]] += 1
+    def preempted(self, i: int) -> None:
+        self.num_preemptions[i] += 1
 
     @classmethod
     def merged(cls, tables: Iterable[RequestTable]) -> RequestTable:
@@ -177,8 +189,7 @@ class RequestTable(Mapping[str, RequestRecord]):
         for table in tables:
             for i in range(len(table)):
                 r = table.record(i)
-                out.add(table.ids[i], r.arrival_step, r.arrival_time, r.prompt_len)
-                j = len(out) - 1
+                j = out.add(table.ids[i], r.arrival_step, r.arrival_time, r.prompt_len)
                 out.first_scheduled_step[j] = table.first_scheduled_step[i]
                 out.first_token_step[j] = table.first_token_step[i]
                 out.finish_step[j] = table.finish_step[i]
@@ -192,14 +203,14 @@ class RequestTable(Mapping[str, RequestRecord]):
 
     # ---- reading by column ----------------------------------------------------------
 
-    def finished_positions(self) -> list[int]:
+    def finished_positions(self) -> Iterator[int]:
         finish = self.finish_step
-        return [i for i in range(len(finish)) if finish[i] != _NONE]
+        return (i for i in range(len(finish)) if finish[i] != _NONE)
 
-    def steps_since_arrival(self, column: array[int], positions: Iterable[int]) -> Iterator[int]:
-        """`column - arrival_step` where both happened."""
-        arrival = self.arrival_step
-        for i in positions:
+    def steps_since_arrival(self, column: array[int]) -> Iterator[int]:
+        """`column - arrival_step` of finished requests, where both happened."""
+        arrival, finish = self.arrival_step, self.finish_step
+        for i in range(len(column)):
             value, start = column[i], arrival[i]
-            if value != _NONE and start != _NONE:
+            if finish[i] != _NONE and value != _NONE and start != _NONE:
                 yield value - start
