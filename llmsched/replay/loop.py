@@ -54,6 +54,8 @@ def rejection_reason(req: TraceRequest, config: SchedulerConfig) -> str | None:
 def check_fits(requests: Iterable[TraceRequest], config: SchedulerConfig, path: str) -> None:
     """A request whose KV can never fit would make vLLM (and the replay) loop forever."""
     usable = config.num_gpu_blocks - 1
+    if cdiv(config.max_model_len - 1, config.block_size) <= usable:
+        return  # no request holds more than max_model_len - 1 positions
     for req in requests:
         if rejection_reason(req, config):
             continue
@@ -75,12 +77,12 @@ def make_request(
     """`index` is the request's place in submission order (`Request.priority_key`),
     `record` its position in the replay's `RequestTable`."""
     return Request(
-        request_id=req.request_id,
-        num_prompt_tokens=req.prompt_len,
-        max_tokens=max_output_tokens(req, config),
-        priority=req.priority,
-        prefix_group=req.prefix_group,
-        prefix_len=req.prefix_len,
+        req.request_id,
+        req.prompt_len,
+        max_output_tokens(req, config),
+        req.priority,
+        req.prefix_group,
+        req.prefix_len,
         arrival_seq=index,
         record=record,
     )
@@ -302,13 +304,15 @@ def run_steps(stepper: Stepper, arrivals: Arrivals) -> float:
     """Step until the trace is served; returns the end time of the last step."""
     step = 0
     now = 0.0
-    while arrivals.left or stepper.has_requests():
-        idle = not stepper.has_requests()
-        if idle and not arrivals.wall_clock:
+    has_requests, add, run = stepper.has_requests, stepper.add_request, stepper.step
+    while True:
+        busy = has_requests()
+        if not busy and not arrivals.left:
+            return now
+        if not busy and not arrivals.wall_clock:
             step = max(step, int(arrivals.next_arrival()))  # skip steps with nothing to do
-        now = arrivals.admit(step, now, idle, stepper.add_request)
-        now, changed = stepper.step(step, now)
+        now = arrivals.admit(step, now, not busy, add)
+        now, changed = run(step, now)
         if not changed and not arrivals.left:
             stepper.check_stuck()
         step += 1
-    return now

@@ -121,8 +121,9 @@ class RequestTable(Mapping[str, RequestRecord]):
             self._position[rid] = i
         self.ids.append(rid)
         self.arrival_step.append(_NONE if arrival_step is None else arrival_step)
-        for column in (self.first_scheduled_step, self.first_token_step, self.finish_step):
-            column.append(_NONE)
+        self.first_scheduled_step.append(_NONE)
+        self.first_token_step.append(_NONE)
+        self.finish_step.append(_NONE)
         self.num_preemptions.append(0)
         self.num_output_tokens.append(0)
         self.prompt_len.append(prompt_len)

@@ -142,7 +142,7 @@ def generate_workload(spec: WorkloadSpec) -> Trace:
     t = 0.0
     requests: list[TraceRequest] = []
     burst_left = 0
-    width = len(str(spec.num_requests - 1))
+    name = f"req-%0{len(str(spec.num_requests - 1))}d"  # req-0001 ... (zero-padded)
     sample_prompt, sample_output = _sampler(spec.prompt, rng), _sampler(spec.output, rng)
     expovariate, choice, priorities = rng.expovariate, rng.choice, spec.priorities
     wall, mml, arrival = spec.wall_clock, spec.max_model_len, spec.arrival
@@ -174,7 +174,7 @@ def generate_workload(spec: WorkloadSpec) -> Trace:
             last_step = step
         requests.append(
             TraceRequest(
-                f"req-{i:0{width}d}",
+                name % i,
                 prompt_len,
                 output_len,
                 step,
