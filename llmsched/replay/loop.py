@@ -214,8 +214,9 @@ class Arrivals:
         self.queue = queue
         self.window = window
         self.pending: list[TraceRequest] = []
-        self.index = array("q")  # each pending request's place in submission order
-        self.record = array("q")  # and its position in `rec.requests`
+        # Each pending request's place in submission order; pending[j]'s record is row j
+        # of `rec.requests` (`push` appends both).
+        self.index = array("q")
         self.arrival = array("d")  # seconds on the wall clock, else the step
         self.next = 0  # the first request not handed over
         self.arrived = 0  # requests whose time has come (handed over or deferred)
@@ -235,13 +236,11 @@ class Arrivals:
             if self.wall_clock and tr.arrival_time is not None
             else float(tr.arrival_step)
         )
-        self.record.append(
-            self.rec.requests.add(
-                tr.request_id,
-                None if self.wall_clock else tr.arrival_step,
-                tr.arrival_time,
-                tr.prompt_len,
-            )
+        self.rec.requests.add(
+            tr.request_id,
+            None if self.wall_clock else tr.arrival_step,
+            tr.arrival_time,
+            tr.prompt_len,
         )
 
     @property
@@ -265,18 +264,18 @@ class Arrivals:
         if self.wall_clock:
             if idle and i < n:
                 now = max(now, arrival[i])
-            records, record = self.rec.requests, self.record
+            records = self.rec.requests
             while i < n and arrival[i] <= now:
-                records.set_arrival_step(record[i], step)
+                records.set_arrival_step(i, step)
                 i += 1
         else:
             while i < n and arrival[i] <= step:
                 i += 1
         self.arrived = i
         j, queue, window = self.next, self.queue, self.window
-        pending, index, record, config = self.pending, self.index, self.record, self.config
+        pending, index, config = self.pending, self.index, self.config
         while j < i and (queue is None or len(queue) < window):
-            add(make_request(pending[j], index[j], config, record[j]))
+            add(make_request(pending[j], index[j], config, j))
             j += 1
         self.next = j
         return now
