@@ -71,7 +71,7 @@ class Request:
     # Place in submission order (the trace's order): the arrival tie-break, see `__lt__`.
     arrival_seq: int = 0
     record: int = -1  # position of its record in the replay's `RequestTable`
-    _hash_cache: list[BlockHash] = field(default_factory=list, repr=False)
+    _hash_cache: list[BlockHash] | None = field(default=None, repr=False)  # made when used
 
     @property
     def num_tokens(self) -> int:
@@ -106,6 +106,8 @@ class Request:
 
     def block_hashes(self, num_blocks: int, block_size: int) -> list[BlockHash]:
         cache = self._hash_cache
+        if cache is None:
+            cache = self._hash_cache = []
         while len(cache) < num_blocks:
             cache.append(self.block_hash(len(cache), block_size))
         return cache
