@@ -177,9 +177,9 @@ class FastStepper(SchedulerStepper):
 
         # Phase B: admissions (only when nobody was preempted), literal scheduler code.
         out = SchedulerOutput()
+        active_tokens = sum([m for _, m in active_n]) if active_n else 0
         if not preempted:
-            used = num_lazy + sum(m for _, m in active_n)
-            sched.schedule_waiting(out, budget - used, threshold)
+            sched.schedule_waiting(out, budget - num_lazy - active_tokens, threshold)
         admitted = out.num_scheduled_tokens
         sched.finished_req_ids = set()
 
@@ -230,7 +230,7 @@ class FastStepper(SchedulerStepper):
             )
 
         scheduled: dict[str, int] = {}
-        total = num_lazy + sum(m for _, m in explicit)
+        total = num_lazy + active_tokens + sum(admitted.values())
         if order is not None:
             active_map = {r.request_id: m for r, m in active_n}
             lazy_ids = {r.request_id for r in lazy.c_off}
