@@ -53,9 +53,8 @@ def many_files(folder: Path, count: int = 5000) -> tuple[list[str], str]:
 def replay_1m(folder: Path) -> tuple[list[str], str]:
     config = ROOT / "examples" / "replay" / "small.config.json"
     workload = "n=1000000,rate=50,prompt=64,output=16"
-    return ["replay", "--workload", workload, "-c", str(config), "--no-charts", "-o", "json"], (
-        "1,000,000 generated requests"
-    )
+    args = ["replay", "--workload", workload, "--config", str(config), "--no-charts", "-o", "json"]
+    return args, "1,000,000 generated requests"
 
 
 CASES = {"lint-big": big_file, "lint-many": many_files, "replay-1m": replay_1m}

@@ -47,7 +47,17 @@ def run_fast(
     check_fits(trace_list, config, path)
     rec = Recorder(keep_steps)
     replay = FastStepper(config, rec, step_time, wall_clock)
-    end = run_steps(replay, Arrivals(trace_list, config, rec, wall_clock))
+    fcfs = config.policy is SchedulingPolicy.FCFS
+    arrivals = Arrivals(
+        trace_list,
+        config,
+        rec,
+        wall_clock,
+        queue=replay.sched.waiting if fcfs else None,
+        window=config.max_num_seqs + 1,  # see `Arrivals`: more than one step admits
+    )
+    replay.backlog = arrivals
+    end = run_steps(replay, arrivals)
     stats = replay.kv.prefix_cache_stats.to_dict()
     return rec.result(config, stats, end if wall_clock else None)
 
@@ -143,6 +153,7 @@ class FastStepper(SchedulerStepper):
         lazy = self.lazy
         kv = self.kv
         rec = self.rec
+        table = rec.requests
 
         # Phase A: everybody gets its tokens unless preempted (FCFS: from the tail).
         preempted: list[Request] = []
@@ -166,18 +177,17 @@ class FastStepper(SchedulerStepper):
 
         # Phase B: admissions (only when nobody was preempted), literal scheduler code.
         out = SchedulerOutput()
+        active_tokens = sum([m for _, m in active_n]) if active_n else 0
         if not preempted:
-            used = num_lazy + sum(m for _, m in active_n)
-            sched.schedule_waiting(out, budget - used, threshold)
+            sched.schedule_waiting(out, budget - num_lazy - active_tokens, threshold)
         admitted = out.num_scheduled_tokens
         sched.finished_req_ids = set()
 
         # _update_after_schedule + update_from_output for the explicit requests.
         lazy.tick += 1
         tick = lazy.tick
-        rr = rec.requests
         for r in preempted:
-            rr[r.request_id].num_preemptions += 1
+            table.preempted(r.record)
         explicit: list[tuple[Request, int]] = list(active_n)
         for rid, m in admitted.items():
             r = sched.requests[rid]
@@ -185,7 +195,7 @@ class FastStepper(SchedulerStepper):
             self.seq[r] = self.next_seq
             self.next_seq += 1
             self.active[r] = None
-            rec.scheduled(rid, step, now if self.wall_clock else None)
+            table.scheduled(r.record, step, now if self.wall_clock else None)
         shape = self._shape(explicit, num_lazy) if self.step_time else None
         finishing: list[Request] = []
         sampled_explicit: list[Request] = []
@@ -210,16 +220,17 @@ class FastStepper(SchedulerStepper):
         duration = self.step_time(shape) if self.step_time and shape else 0.0
         end = now + duration
         for r in sampled_explicit:
-            rec.sampled(r.request_id, step, end if self.wall_clock else None)
+            table.sampled(r.record, step, end if self.wall_clock else None)
             if r.status is RequestStatus.RUNNING and is_decoding(r) and self._lazy_ok(r):
                 del self.active[r]
                 self._lazify(r)
         for r in finishing:
-            x = rec.finished(r.request_id, step, end if self.wall_clock else None)
-            x.num_output_tokens = r.num_output_tokens
+            table.finished(
+                r.record, step, end if self.wall_clock else None, "length", r.num_output_tokens
+            )
 
         scheduled: dict[str, int] = {}
-        total = num_lazy + sum(m for _, m in explicit)
+        total = num_lazy + active_tokens + sum(admitted.values())
         if order is not None:
             active_map = {r.request_id: m for r, m in active_n}
             lazy_ids = {r.request_id for r in lazy.c_off}

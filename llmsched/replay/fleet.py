@@ -28,11 +28,11 @@ from llmsched.replay.metrics import (
     NUM_RUNNING,
     NUM_WAITING,
     ReplayResult,
-    StepRecord,
     TimeSeries,
     percentiles,
 )
 from llmsched.replay.request import TraceRequest
+from llmsched.replay.request_table import RequestTable
 from llmsched.replay.router import make_router
 
 # vLLM V1's Prometheus names (vllm/v1/metrics/loggers.py) the fleet's totals are reported
@@ -54,27 +54,13 @@ class ReplicaSpec:
     gpu: str | None = None
 
 
-class _CountingRecorder(Recorder):
-    """A `Recorder` that also counts finished requests, for the router's view."""
-
-    def __init__(self, keep_steps: bool) -> None:
-        super().__init__(keep_steps)
-        self.num_finished = 0
-        self.last_finished = 0
-
-    def step(self, rec: StepRecord, num_tokens: int) -> None:
-        super().step(rec, num_tokens)
-        self.last_finished = len(rec.finished)
-        self.num_finished += self.last_finished
-
-
 class Replica:
     """One engine of the fleet and what the router may read of it (`ReplicaView`)."""
 
     def __init__(self, spec: ReplicaSpec, keep_steps: bool, wall_clock: bool) -> None:
         self.spec = spec
         self.wall_clock = wall_clock
-        self.rec = _CountingRecorder(keep_steps)
+        self.rec = Recorder(keep_steps)
         self.stepper = FastStepper(spec.config, self.rec, spec.step_time, wall_clock)
         self.feed = Arrivals((), spec.config, self.rec, wall_clock)
         self.step = 0
@@ -125,7 +111,7 @@ class Replica:
             return float(self.step)
         if self.stepper.has_requests():
             return self.now
-        return max(self.now, self.feed.arrival[self.feed.next])
+        return max(self.now, self.feed.next_arrival())
 
     def advance(self, until: float | None) -> None:
         """Run the steps that start before `until` (the fleet's next arrival; None: none
@@ -136,7 +122,7 @@ class Replica:
             idle = not stepper.has_requests()
             if idle and not wall and feed.left:
                 # as `loop.run_steps`: no steps while nothing is there to schedule
-                self.step = max(self.step, int(feed.arrival[feed.next]))
+                self.step = max(self.step, int(feed.next_arrival()))
             if self.next_start() >= limit:
                 return
             now = feed.admit(self.step, self.now, idle, stepper.add_request)
@@ -220,14 +206,14 @@ def _samples(result: ReplayResult, labels: dict[str, str]) -> list[dict[str, Any
         sample(NUM_PREEMPTIONS + "_total", result.total_preemptions),
     ]
     series = result.series
-    for name, values in (
+    for name, gauge in (
         (NUM_RUNNING, series.num_running),
         (NUM_WAITING, series.num_waiting),
         (KV_USAGE, series.kv_usage),
     ):
-        if values:
-            out.append(sample(name, sum(values) / len(values), stat="mean"))
-            out.append(sample(name, max(values), stat="peak"))
+        if gauge:
+            out.append(sample(name, sum(gauge) / len(gauge), stat="mean"))
+            out.append(sample(name, max(gauge), stat="peak"))
     if result.total_time is not None:
         ttft = [
             r.first_token_time - r.arrival_time
@@ -247,7 +233,7 @@ def _samples(result: ReplayResult, labels: dict[str, str]) -> list[dict[str, Any
 
 
 def _merge(results: Sequence[ReplayResult], num_requests: int) -> ReplayResult:
-    requests = {rid: r for res in results for rid, r in res.requests.items()}
+    requests = RequestTable.merged(res.requests for res in results)
     rejected = {rid: why for res in results for rid, why in res.rejected.items()}
     stats: dict[str, int] = {}
     for res in results:

@@ -172,6 +172,8 @@ class BlockKVCacheManager:
 
     def _num_blocks_to_allocate(self, request: Request, num_tokens: int, hit: list[int]) -> int:
         held = len(self.req_to_blocks.get(request.request_id, ()))
+        if not hit:
+            return cdiv(num_tokens, self.block_size) - held
         ref_cnt = self.block_pool.ref_cnt
         evictable = sum(1 for b in hit if ref_cnt[b] == 0)
         return cdiv(num_tokens, self.block_size) - len(hit) - held + evictable
@@ -187,8 +189,10 @@ class BlockKVCacheManager:
     ) -> list[int] | None:
         hit = new_computed_blocks or []
         pool = self.block_pool
-        free = pool.get_num_free_blocks()
-        watermark = admission_watermark(request, apply_watermark, self.watermark_blocks)
+        free = pool.free_block_queue.num_free_blocks
+        watermark = self.watermark_blocks and admission_watermark(
+            request, apply_watermark, self.watermark_blocks
+        )
         if full_sequence_must_fit:
             full = min(request.num_tokens, self.max_model_len)
             if self._num_blocks_to_allocate(request, full, hit) + watermark > free:

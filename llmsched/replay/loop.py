@@ -9,7 +9,8 @@ its `arrival_time`; each step lasts what the cost model says; idle time is skipp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -17,8 +18,9 @@ from llmsched.errors import InputFileError
 from llmsched.model import Location
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import cdiv
-from llmsched.replay.metrics import ReplayResult, RequestRecord, StepRecord, TimeSeries
+from llmsched.replay.metrics import ReplayResult, StepRecord, TimeSeries
 from llmsched.replay.request import Request, TraceRequest
+from llmsched.replay.request_table import RequestTable
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ def rejection_reason(req: TraceRequest, config: SchedulerConfig) -> str | None:
 def check_fits(requests: Iterable[TraceRequest], config: SchedulerConfig, path: str) -> None:
     """A request whose KV can never fit would make vLLM (and the replay) loop forever."""
     usable = config.num_gpu_blocks - 1
+    if cdiv(config.max_model_len - 1, config.block_size) <= usable:
+        return  # no request holds more than max_model_len - 1 positions
     for req in requests:
         if rejection_reason(req, config):
             continue
@@ -67,16 +71,20 @@ def check_fits(requests: Iterable[TraceRequest], config: SchedulerConfig, path: 
             )
 
 
-def make_request(req: TraceRequest, index: int, config: SchedulerConfig) -> Request:
-    """`index` is the request's place in submission order (`Request.priority_key`)."""
+def make_request(
+    req: TraceRequest, index: int, config: SchedulerConfig, record: int = -1
+) -> Request:
+    """`index` is the request's place in submission order (`Request.priority_key`),
+    `record` its position in the replay's `RequestTable`."""
     return Request(
-        request_id=req.request_id,
-        num_prompt_tokens=req.prompt_len,
-        max_tokens=max_output_tokens(req, config),
-        priority=req.priority,
-        prefix_group=req.prefix_group,
-        prefix_len=req.prefix_len,
+        req.request_id,
+        req.prompt_len,
+        max_output_tokens(req, config),
+        req.priority,
+        req.prefix_group,
+        req.prefix_len,
         arrival_seq=index,
+        record=record,
     )
 
 
@@ -87,44 +95,74 @@ class Recorder:
         self.keep_steps = keep_steps
         self.steps: list[StepRecord] = []
         self.series = TimeSeries()
-        self.requests: dict[str, RequestRecord] = {}
+        self.requests = RequestTable()
         self.rejected: dict[str, str] = {}
         self.total_tokens = 0
         self.total_preemptions = 0
         self.num_steps = 0
+        self.num_finished = 0
+        self.last_finished = 0  # finished in the last step recorded
 
     def step(self, rec: StepRecord, num_tokens: int) -> None:
         """`num_tokens`: scheduled in the step (`rec.scheduled` may be left empty when
         steps are not kept)."""
-        self.total_tokens += num_tokens
-        self.total_preemptions += len(rec.preempted)
-        self.num_steps += 1
+        self._count(num_tokens, len(rec.preempted), len(rec.finished))
         self.series.append(rec, self.total_preemptions)
         if self.keep_steps:
             self.steps.append(rec)
 
+    def step_fields(
+        self,
+        step: int,
+        scheduled: dict[str, int],
+        hits: dict[str, int],
+        preempted: list[str],
+        finished: list[str],
+        num_waiting: int,
+        num_running: int,
+        kv_usage: float,
+        start: float | None,
+        duration: float | None,
+        num_tokens: int,
+    ) -> None:
+        """`step` given field by field: no `StepRecord` is built unless steps are kept."""
+        if self.keep_steps:
+            record = StepRecord(
+                step, scheduled, hits, preempted, finished, num_waiting, num_running,
+                kv_usage, start, duration,
+            )  # fmt: skip
+            self.step(record, num_tokens)
+            return
+        self._count(num_tokens, len(preempted), len(finished))
+        end = None if start is None else start + (duration or 0.0)
+        self.series.add(step, end, num_running, num_waiting, kv_usage, self.total_preemptions)
+
+    def _count(self, num_tokens: int, num_preempted: int, num_finished: int) -> None:
+        self.total_tokens += num_tokens
+        self.total_preemptions += num_preempted
+        self.num_steps += 1
+        self.last_finished = num_finished
+        self.num_finished += num_finished
+
     # A request's events; times are None on the step clock.
 
     def scheduled(self, rid: str, step: int, start: float | None) -> None:
-        rr = self.requests[rid]
-        if rr.first_scheduled_step is None:
-            rr.first_scheduled_step = step
-            rr.first_scheduled_time = start
+        table = self.requests
+        table.scheduled(table.position(rid), step, start)
 
-    def sampled(self, rid: str, step: int, end: float | None) -> None:
-        rr = self.requests[rid]
-        if rr.first_token_step is None:
-            rr.first_token_step = step
-            rr.first_token_time = end
+    def sampled(self, rid: str, step: int, end: float | None, num_output_tokens: int) -> None:
+        table = self.requests
+        i = table.position(rid)
+        table.sampled(i, step, end)
+        table.set_output_tokens(i, num_output_tokens)
 
-    def finished(
-        self, rid: str, step: int, end: float | None, reason: str = "length"
-    ) -> RequestRecord:
-        rr = self.requests[rid]
-        rr.finish_step = step
-        rr.finish_time = end
-        rr.finish_reason = reason
-        return rr
+    def finished(self, rid: str, step: int, end: float | None, reason: str = "length") -> None:
+        table = self.requests
+        table.finished(table.position(rid), step, end, reason, None)
+
+    def preempted(self, rid: str) -> None:
+        table = self.requests
+        table.preempted(table.position(rid))
 
     def result(
         self,
@@ -152,7 +190,14 @@ class Recorder:
 
 class Arrivals:
     """The trace's accepted requests in arrival order, handed to a scheduler when their
-    time comes. Refused requests go to `rec.rejected`."""
+    time comes. Refused requests go to `rec.rejected`.
+
+    With `queue` (an FCFS waiting queue) and `window`, arrived requests are handed over
+    only while the queue holds fewer than `window`; the rest wait here, in order, behind
+    everything in the queue, and are counted by `deferred`. An FCFS scheduler only ever
+    looks at the head of its queue and admits at most `max_num_seqs` requests a step, so
+    with `window` above that it cannot tell (`len(queue) + deferred` is the queue it
+    would have), and a million queued requests are never a million `Request` objects."""
 
     def __init__(
         self,
@@ -160,12 +205,21 @@ class Arrivals:
         config: SchedulerConfig,
         rec: Recorder,
         wall_clock: bool,
+        queue: Sized | None = None,
+        window: int = 0,
     ) -> None:
         self.rec = rec
         self.wall_clock = wall_clock
-        self.pending: list[Request] = []
-        self.arrival: list[float] = []  # seconds on the wall clock, else the step
-        self.next = 0
+        self.config = config
+        self.queue = queue
+        self.window = window
+        self.pending: list[TraceRequest] = []
+        # Each pending request's place in submission order; pending[j]'s record is row j
+        # of `rec.requests` (`push` appends both).
+        self.index = array("q")
+        self.arrival = array("d")  # seconds on the wall clock, else the step
+        self.next = 0  # the first request not handed over
+        self.arrived = 0  # requests whose time has come (handed over or deferred)
         for index, tr in enumerate(trace):
             self.push(tr, index, config)
 
@@ -175,38 +229,55 @@ class Arrivals:
         if reason:
             self.rec.rejected[tr.request_id] = reason
             return
-        self.pending.append(make_request(tr, index, config))
+        self.pending.append(tr)
+        self.index.append(index)
         self.arrival.append(
             tr.arrival_time
             if self.wall_clock and tr.arrival_time is not None
             else float(tr.arrival_step)
         )
-        self.rec.requests[tr.request_id] = RequestRecord(
-            arrival_step=None if self.wall_clock else tr.arrival_step,
-            arrival_time=tr.arrival_time,
-            prompt_len=tr.prompt_len,
+        self.rec.requests.add(
+            tr.request_id,
+            None if self.wall_clock else tr.arrival_step,
+            tr.arrival_time,
+            tr.prompt_len,
         )
 
     @property
     def left(self) -> int:
+        """Requests not handed over yet (deferred ones included)."""
         return len(self.pending) - self.next
+
+    @property
+    def deferred(self) -> int:
+        """Requests whose time has come, still waiting here (see the class)."""
+        return self.arrived - self.next
+
+    def next_arrival(self) -> float:
+        """When the next request not yet arrived arrives (some must be left)."""
+        return self.arrival[self.arrived]
 
     def admit(self, step: int, now: float, idle: bool, add: Callable[[Request], None]) -> float:
         """Hands `add` every request that joins at the start of `step` and returns the
         step's start time: on the wall clock an idle engine skips ahead to the next arrival."""
-        pending, arrival, i, n = self.pending, self.arrival, self.next, len(self.pending)
+        arrival, i, n = self.arrival, self.arrived, len(self.pending)
         if self.wall_clock:
             if idle and i < n:
                 now = max(now, arrival[i])
+            records = self.rec.requests
             while i < n and arrival[i] <= now:
-                self.rec.requests[pending[i].request_id].arrival_step = step
-                add(pending[i])
+                records.set_arrival_step(i, step)
                 i += 1
         else:
             while i < n and arrival[i] <= step:
-                add(pending[i])
                 i += 1
-        self.next = i
+        self.arrived = i
+        j, queue, window = self.next, self.queue, self.window
+        pending, index, config = self.pending, self.index, self.config
+        while j < i and (queue is None or len(queue) < window):
+            add(make_request(pending[j], index[j], config, j))
+            j += 1
+        self.next = j
         return now
 
 
@@ -232,13 +303,15 @@ def run_steps(stepper: Stepper, arrivals: Arrivals) -> float:
     """Step until the trace is served; returns the end time of the last step."""
     step = 0
     now = 0.0
-    while arrivals.left or stepper.has_requests():
-        idle = not stepper.has_requests()
-        if idle and not arrivals.wall_clock:
-            step = max(step, int(arrivals.arrival[arrivals.next]))  # skip steps with nothing to do
-        now = arrivals.admit(step, now, idle, stepper.add_request)
-        now, changed = stepper.step(step, now)
+    has_requests, add, run = stepper.has_requests, stepper.add_request, stepper.step
+    while True:
+        busy = has_requests()
+        if not busy and not arrivals.left:
+            return now
+        if not busy and not arrivals.wall_clock:
+            step = max(step, int(arrivals.next_arrival()))  # skip steps with nothing to do
+        now = arrivals.admit(step, now, not busy, add)
+        now, changed = run(step, now)
         if not changed and not arrivals.left:
             stepper.check_stuck()
         step += 1
-    return now

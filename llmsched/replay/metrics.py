@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
+
+from llmsched.replay.request_table import RequestTable
 
 # vLLM V1 metric names a replay's time series are published under.
 NUM_RUNNING = "vllm:num_requests_running"
@@ -20,7 +23,7 @@ SCHEDULER_CLASS = "llmsched.replay.scheduler.Scheduler"
 V0_SCHEDULER_CLASS = "llmsched.replay.v0.V0Scheduler"
 
 
-@dataclass
+@dataclass(slots=True)
 class StepRecord:
     step: int
     scheduled: dict[str, int]
@@ -54,51 +57,42 @@ class StepRecord:
 
 
 @dataclass
-class RequestRecord:
-    arrival_step: int | None
-    arrival_time: float | None = None
-    first_scheduled_step: int | None = None
-    first_token_step: int | None = None
-    finish_step: int | None = None
-    finish_reason: str | None = None
-    num_preemptions: int = 0
-    num_output_tokens: int = 0
-    prompt_len: int = 0
-    # wall clock only
-    first_scheduled_time: float | None = None
-    first_token_time: float | None = None
-    finish_time: float | None = None
-
-    def to_log_dict(self) -> dict[str, Any]:
-        return {
-            "arrival_step": self.arrival_step,
-            "first_scheduled_step": self.first_scheduled_step,
-            "first_token_step": self.first_token_step,
-            "finish_step": self.finish_step,
-            "finish_reason": self.finish_reason,
-            "num_preemptions": self.num_preemptions,
-            "num_output_tokens": self.num_output_tokens,
-        }
-
-
-@dataclass
 class TimeSeries:
-    """Per-step samples of the gauges vLLM exports (and the preemption counter)."""
+    """Per-step samples of the gauges vLLM exports (and the preemption counter), in
+    compact arrays: a replay of a million steps keeps six million samples."""
 
-    step: list[int] = field(default_factory=list)
-    time: list[float] = field(default_factory=list)
-    num_running: list[int] = field(default_factory=list)
-    num_waiting: list[int] = field(default_factory=list)
-    kv_usage: list[float] = field(default_factory=list)
-    num_preemptions_total: list[int] = field(default_factory=list)
+    step: array[int] = field(default_factory=lambda: array("q"))
+    time: array[float] = field(default_factory=lambda: array("d"))
+    num_running: array[int] = field(default_factory=lambda: array("q"))
+    num_waiting: array[int] = field(default_factory=lambda: array("q"))
+    kv_usage: array[float] = field(default_factory=lambda: array("d"))
+    num_preemptions_total: array[int] = field(default_factory=lambda: array("q"))
 
     def append(self, rec: StepRecord, preemptions_total: int) -> None:
-        self.step.append(rec.step)
-        if rec.start_time is not None:
-            self.time.append(rec.start_time + (rec.duration or 0.0))
-        self.num_running.append(rec.num_running)
-        self.num_waiting.append(rec.num_waiting)
-        self.kv_usage.append(rec.kv_usage)
+        self.add(
+            rec.step,
+            None if rec.start_time is None else rec.start_time + (rec.duration or 0.0),
+            rec.num_running,
+            rec.num_waiting,
+            rec.kv_usage,
+            preemptions_total,
+        )
+
+    def add(
+        self,
+        step: int,
+        end_time: float | None,
+        num_running: int,
+        num_waiting: int,
+        kv_usage: float,
+        preemptions_total: int,
+    ) -> None:
+        self.step.append(step)
+        if end_time is not None:
+            self.time.append(end_time)
+        self.num_running.append(num_running)
+        self.num_waiting.append(num_waiting)
+        self.kv_usage.append(kv_usage)
         self.num_preemptions_total.append(preemptions_total)
 
     def by_metric_name(self) -> dict[str, list[float]]:
@@ -120,7 +114,7 @@ class ReplayResult:
     num_requests: int
     prefix_cache_stats: dict[str, int]
     rejected: dict[str, str]
-    requests: dict[str, RequestRecord]
+    requests: RequestTable
     series: TimeSeries
     steps: list[StepRecord] | None = None  # kept only when asked for
     total_time: float | None = None  # wall clock only
@@ -156,17 +150,9 @@ class ReplayResult:
 
     def summary(self) -> dict[str, Any]:
         """The report: counts, per-request latencies in steps (and seconds), queues, KV."""
-        recs = [r for r in self.requests.values() if r.finish_step is not None]
-        ttft_steps = [
-            r.first_token_step - r.arrival_step
-            for r in recs
-            if r.first_token_step is not None and r.arrival_step is not None
-        ]
-        e2e_steps = [
-            r.finish_step - r.arrival_step
-            for r in recs
-            if r.finish_step is not None and r.arrival_step is not None
-        ]
+        table = self.requests
+        output_tokens = table.num_output_tokens
+        num_finished = sum(1 for _ in table.finished_positions())
         s = self.series
         out: dict[str, Any] = {
             "engine": self.engine,
@@ -176,9 +162,9 @@ class ReplayResult:
             "total_scheduled_tokens": self.total_scheduled_tokens,
             "total_preemptions": self.total_preemptions,
             "num_requests": self.num_requests,
-            "num_finished": len(recs),
+            "num_finished": num_finished,
             "num_rejected": len(self.rejected),
-            "requests_preempted": sum(1 for r in self.requests.values() if r.num_preemptions),
+            "requests_preempted": sum(1 for n in table.num_preemptions if n),
             "waiting": {
                 "peak": max(s.num_waiting, default=0),
                 "mean": _mean(s.num_waiting),
@@ -186,31 +172,36 @@ class ReplayResult:
             "running": {"peak": max(s.num_running, default=0), "mean": _mean(s.num_running)},
             "kv_usage": {"peak": max(s.kv_usage, default=0.0), "mean": _mean(s.kv_usage)},
             "prefix_cache": self.prefix_cache_stats,
-            "ttft_steps": percentiles(ttft_steps),
-            "e2e_steps": percentiles(e2e_steps),
+            "ttft_steps": percentiles(table.steps_since_arrival(table.first_token_step)),
+            "e2e_steps": percentiles(table.steps_since_arrival(table.finish_step)),
             "output_tokens_per_step": (
-                sum(r.num_output_tokens for r in recs) / self.total_steps
+                sum(output_tokens[i] for i in table.finished_positions()) / self.total_steps
                 if self.total_steps
                 else 0.0
             ),
         }
         if self.total_time is not None:
-            out.update(self._wall_clock_summary(recs))
+            out.update(self._wall_clock_summary(num_finished))
         return out
 
-    def _wall_clock_summary(self, recs: list[RequestRecord]) -> dict[str, Any]:
+    def _wall_clock_summary(self, num_finished: int) -> dict[str, Any]:
+        table = self.requests
         ttft, tpot, e2e, queue = [], [], [], []
-        for r in recs:
-            if r.arrival_time is None or r.finish_time is None or r.first_token_time is None:
-                continue
-            ttft.append(r.first_token_time - r.arrival_time)
-            e2e.append(r.finish_time - r.arrival_time)
-            if r.first_scheduled_time is not None:
-                queue.append(r.first_scheduled_time - r.arrival_time)
-            if r.num_output_tokens > 1:
-                tpot.append((r.finish_time - r.first_token_time) / (r.num_output_tokens - 1))
+        if table.times is not None:
+            arrival, scheduled, first_token, finish = table.times
+            output_tokens = table.num_output_tokens
+            for i in table.finished_positions():
+                start, first, end = arrival[i], first_token[i], finish[i]
+                if start != start or end != end or first != first:  # NaN: not recorded
+                    continue
+                ttft.append(first - start)
+                e2e.append(end - start)
+                if scheduled[i] == scheduled[i]:
+                    queue.append(scheduled[i] - start)
+                if output_tokens[i] > 1:
+                    tpot.append((end - first) / (output_tokens[i] - 1))
         total = self.total_time or 0.0
-        out_tokens = sum(r.num_output_tokens for r in recs)
+        out_tokens = sum(table.num_output_tokens[i] for i in table.finished_positions())
         return {
             "total_time_s": total,
             "ttft_s": percentiles(ttft),
@@ -219,7 +210,7 @@ class ReplayResult:
             "queue_s": percentiles(queue),
             "output_tokens_per_s": out_tokens / total if total > 0 else 0.0,
             "total_tokens_per_s": self.total_scheduled_tokens / total if total > 0 else 0.0,
-            "requests_per_s": len(recs) / total if total > 0 else 0.0,
+            "requests_per_s": num_finished / total if total > 0 else 0.0,
         }
 
     def step_records(self) -> list[StepRecord]:
@@ -230,15 +221,15 @@ def dumps_compact(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
-def _mean(values: list[int] | list[float]) -> float:
+def _mean(values: Sequence[int] | Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def percentiles(values: list[int] | list[float]) -> dict[str, float | None]:
+def percentiles(values: Iterable[int] | Iterable[float]) -> dict[str, float | None]:
     """p50/p90/p99/max by linear interpolation (numpy's default method)."""
-    if not values:
-        return {"p50": None, "p90": None, "p99": None, "max": None, "mean": None}
     data = sorted(values)
+    if not data:
+        return {"p50": None, "p90": None, "p99": None, "max": None, "mean": None}
 
     def q(p: float) -> float:
         pos = (len(data) - 1) * p

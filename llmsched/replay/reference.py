@@ -16,7 +16,7 @@ from llmsched.replay.loop import (
     check_fits,
     run_steps,
 )
-from llmsched.replay.metrics import ReplayResult, StepRecord
+from llmsched.replay.metrics import ReplayResult
 from llmsched.replay.request import Request, TraceRequest
 from llmsched.replay.scheduler import Scheduler
 
@@ -60,6 +60,8 @@ class SchedulerStepper:
     rec: Recorder
     step_time: StepTimeFn | None
     wall_clock: bool
+    # Arrived requests not in the waiting queue yet (`Arrivals` with a window).
+    backlog: Arrivals | None = None
 
     def has_requests(self) -> bool:
         return self.sched.has_requests()
@@ -82,13 +84,12 @@ class SchedulerStepper:
         for rid in out.num_scheduled_tokens:
             rec.scheduled(rid, step, start)
         for rid in sampled:
-            rec.sampled(rid, step, stop)
-            rec.requests[rid].num_output_tokens = sched.requests[rid].num_output_tokens
+            rec.sampled(rid, step, stop, sched.requests[rid].num_output_tokens)
         for rid in finished:
             rec.finished(rid, step, stop)
             del sched.requests[rid]
         for rid in out.preempted:
-            rec.requests[rid].num_preemptions += 1
+            rec.preempted(rid)
         self.record(
             step,
             out.num_scheduled_tokens,
@@ -115,19 +116,20 @@ class SchedulerStepper:
         """The step's record, with the queues as the step leaves them."""
         sched = self.sched
         wall = self.wall_clock
-        record = StepRecord(
-            step=step,
-            scheduled=scheduled,
-            prefix_hit_tokens=hits,
-            preempted=preempted,
-            finished=finished,
-            num_waiting=len(sched.waiting),
-            num_running=len(sched.running),
-            kv_usage=sched.kv_cache_manager.usage,
-            start_time=now if wall else None,
-            duration=duration if wall else None,
+        backlog = self.backlog
+        self.rec.step_fields(
+            step,
+            scheduled,
+            hits,
+            preempted,
+            finished,
+            len(sched.waiting) + (backlog.deferred if backlog else 0),
+            len(sched.running),
+            sched.kv_cache_manager.usage,
+            now if wall else None,
+            duration if wall else None,
+            num_tokens,
         )
-        self.rec.step(record, num_tokens)
 
 
 def run_reference(

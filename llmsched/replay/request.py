@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 # A block hash in the replay: equal keys <=> equal token prefixes (vLLM chains sha256).
 BlockHash = tuple[Any, ...]
@@ -22,9 +22,9 @@ class RequestStatus(str, Enum):
     FINISHED_LENGTH_CAPPED = "finished_length_capped"
 
 
-@dataclass(frozen=True)
-class TraceRequest:
-    """One line of a trace: immutable input."""
+class TraceRequest(NamedTuple):
+    """One line of a trace: immutable input (a named tuple, cheap to build and to keep
+    by the million)."""
 
     request_id: str
     prompt_len: int
@@ -54,7 +54,7 @@ class TraceRequest:
         return out
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Request:
     """Mutable scheduling state of one request."""
 
@@ -70,7 +70,8 @@ class Request:
     num_preemptions: int = 0
     # Place in submission order (the trace's order): the arrival tie-break, see `__lt__`.
     arrival_seq: int = 0
-    _hash_cache: list[BlockHash] = field(default_factory=list, repr=False)
+    record: int = -1  # position of its record in the replay's `RequestTable`
+    _hash_cache: list[BlockHash] | None = field(default=None, repr=False)  # made when used
 
     @property
     def num_tokens(self) -> int:
@@ -105,6 +106,8 @@ class Request:
 
     def block_hashes(self, num_blocks: int, block_size: int) -> list[BlockHash]:
         cache = self._hash_cache
+        if cache is None:
+            cache = self._hash_cache = []
         while len(cache) < num_blocks:
             cache.append(self.block_hash(len(cache), block_size))
         return cache

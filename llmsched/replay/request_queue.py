@@ -62,6 +62,9 @@ class FCFSRequestQueue(RequestQueue):
     def __len__(self) -> int:
         return len(self._queue)
 
+    def __bool__(self) -> bool:
+        return bool(self._queue)
+
     def __iter__(self) -> Iterator[Request]:
         return iter(self._queue)
 
@@ -84,6 +87,9 @@ class PriorityRequestQueue(RequestQueue):
 
     def __len__(self) -> int:
         return len(self._heap)
+
+    def __bool__(self) -> bool:
+        return bool(self._heap)
 
     def __iter__(self) -> Iterator[Request]:
         heap = list(self._heap)

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from llmsched.errors import InputFileError
 from llmsched.model import Location
 from llmsched.replay.config import MAX_REQUESTS
 from llmsched.replay.request import TraceRequest
-from llmsched.replay.workload import Trace, sort_by_arrival
+from llmsched.replay.workload import Trace
 
 
 @dataclass(frozen=True)
@@ -140,20 +142,24 @@ def generate_workload(spec: WorkloadSpec) -> Trace:
     t = 0.0
     requests: list[TraceRequest] = []
     burst_left = 0
-    width = len(str(spec.num_requests - 1))
+    name = f"req-%0{len(str(spec.num_requests - 1))}d"  # req-0001 ... (zero-padded)
+    sample_prompt, sample_output = _sampler(spec.prompt, rng), _sampler(spec.output, rng)
+    expovariate, choice, priorities = rng.expovariate, rng.choice, spec.priorities
+    wall, mml, arrival = spec.wall_clock, spec.max_model_len, spec.arrival
+    step, last_step = 0, 0  # a step number shared by the requests arriving in it
     for i in range(spec.num_requests):
-        if spec.arrival == "poisson":
-            t += rng.expovariate(spec.rate)
-        elif spec.arrival == "bursty":
+        if arrival == "poisson":
+            t += expovariate(spec.rate)
+        elif arrival == "bursty":
             if burst_left == 0:
-                burst_left = max(1, int(rng.expovariate(1.0 / spec.burst_size)) + 1)
-                t += rng.expovariate(spec.rate / spec.burst_size)
+                burst_left = max(1, int(expovariate(1.0 / spec.burst_size)) + 1)
+                t += expovariate(spec.rate / spec.burst_size)
             burst_left -= 1
-        prompt_len = spec.prompt.sample(rng)
-        output_len = spec.output.sample(rng)
-        if spec.max_model_len is not None:
-            prompt_len = min(prompt_len, spec.max_model_len - 1)
-            output_len = max(1, min(output_len, spec.max_model_len - prompt_len))
+        prompt_len = sample_prompt()
+        output_len = sample_output()
+        if mml is not None:
+            prompt_len = min(prompt_len, mml - 1)
+            output_len = max(1, min(output_len, mml - prompt_len))
         group: str | None = None
         prefix_len = 0
         if spec.shared_prefix_ratio and rng.random() < spec.shared_prefix_ratio:
@@ -161,19 +167,33 @@ def generate_workload(spec: WorkloadSpec) -> Trace:
             prefix_len = min(spec.prefix_len, prompt_len)
             if prefix_len == 0:
                 group = None
+        if not wall:
+            step = int(t)
+            if step == last_step:
+                step = last_step
+            last_step = step
         requests.append(
             TraceRequest(
-                request_id=f"req-{i:0{width}d}",
-                prompt_len=prompt_len,
-                output_len=output_len,
-                arrival_step=0 if spec.wall_clock else int(t),
-                arrival_time=round(t, 6) if spec.wall_clock else None,
-                priority=rng.choice(spec.priorities),
-                prefix_group=group,
-                prefix_len=prefix_len,
+                name % i,
+                prompt_len,
+                output_len,
+                step,
+                round(t, 6) if wall else None,
+                choice(priorities),
+                group,
+                prefix_len,
             )
         )
-    return Trace(tuple(sort_by_arrival(requests)), spec.wall_clock, "<synthetic>")
+    # Arrival times never decrease, so the list is already in arrival order.
+    return Trace(tuple(requests), spec.wall_clock, "<synthetic>")
+
+
+def _sampler(dist: LengthDist, rng: random.Random) -> Callable[[], int]:
+    """`dist.sample` bound to `rng`; a fixed length draws nothing."""
+    if dist.kind == "fixed":
+        length = dist.sample(rng)
+        return lambda: length
+    return partial(dist.sample, rng)
 
 
 def parse_workload_spec(text: str) -> WorkloadSpec:

@@ -311,10 +311,9 @@ class V0Stepper:
         for rid in out.scheduled:
             rec.scheduled(rid, step, start)
         for rid in sampled:
-            rec.sampled(rid, step, stop)
-            rec.requests[rid].num_output_tokens = self.requests[rid].num_output_tokens
+            rec.sampled(rid, step, stop, self.requests[rid].num_output_tokens)
         for rid in out.preempted:
-            rec.requests[rid].num_preemptions += 1
+            rec.preempted(rid)
         for reason, ids in (("length", finished), ("ignored", out.ignored)):
             for rid in ids:
                 rec.finished(rid, step, stop, reason)

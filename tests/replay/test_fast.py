@@ -67,3 +67,29 @@ def test_fast_equals_reference_with_prefix_caching(
     assert fast.prefix_cache_stats == ref.prefix_cache_stats
     if shared:
         assert ref.prefix_cache_stats["hits"] > 0
+
+
+@pytest.mark.parametrize("prefix_caching", [False, True])
+def test_a_burst_longer_than_the_queue_window_replays_as_the_reference(
+    prefix_caching: bool,
+) -> None:
+    """The fast engine keeps at most max_num_seqs + 1 arrivals in the FCFS queue (the
+    rest wait in `Arrivals`); preemptions push requests back in front of them."""
+    config = replace(BASE, max_num_seqs=4, num_gpu_blocks=60, enable_prefix_caching=prefix_caching)
+    spec = WorkloadSpec(
+        num_requests=120,
+        rate=40.0,
+        prompt=LengthDist(kind="uniform", low=8, high=300),
+        output=LengthDist(kind="uniform", low=1, high=200),
+        shared_prefix_ratio=0.5 if prefix_caching else 0.0,
+        prefix_groups=2,
+        prefix_len=32,
+        seed=11,
+    )
+    trace = generate_workload(spec).requests
+    ref = run_reference(trace, config)
+    fast = run_fast(trace, config, keep_steps=True)
+    assert max(ref.series.num_waiting) > 10 * (config.max_num_seqs + 1)
+    assert ref.total_preemptions > 0
+    assert list(fast.step_log_lines()) == list(ref.step_log_lines())
+    assert fast.series == ref.series

@@ -73,3 +73,29 @@ def test_wall_clock_skips_idle_time_to_the_next_arrival() -> None:
 def test_a_step_that_changes_nothing_with_no_arrival_left_is_stuck() -> None:
     with pytest.raises(LlmschedError, match="stuck"):
         run_steps(Idle(stuck_after=1), Arrivals(trace(False)[:2], CONFIG, Recorder(False), False))
+
+
+def test_a_window_defers_arrivals_in_order_behind_a_full_queue() -> None:
+    rec = Recorder(keep_steps=False)
+    queue: list[Request] = []
+    burst = [TraceRequest(f"b{i}", 4, 2, arrival_step=0) for i in range(5)]
+    arrivals = Arrivals(burst, CONFIG, rec, wall_clock=False, queue=queue, window=2)
+    arrivals.admit(0, 0.0, True, queue.append)
+    assert [r.request_id for r in queue] == ["b0", "b1"]
+    assert arrivals.deferred == 3 and arrivals.left == 3
+    queue.pop(0)
+    arrivals.admit(1, 0.0, False, queue.append)
+    assert [r.request_id for r in queue] == ["b1", "b2"]
+    assert [r.arrival_seq for r in queue] == [1, 2]
+    assert [r.record for r in queue] == [1, 2]  # positions in rec.requests
+    assert arrivals.deferred == 2
+
+
+def test_a_deferred_arrival_keeps_its_arrival_step_on_the_wall_clock() -> None:
+    rec = Recorder(keep_steps=False)
+    queue: list[Request] = []
+    burst = [TraceRequest(f"w{i}", 4, 2, arrival_time=0.5 * i) for i in range(3)]
+    arrivals = Arrivals(burst, CONFIG, rec, wall_clock=True, queue=queue, window=1)
+    arrivals.admit(7, 2.0, False, queue.append)
+    assert [r.request_id for r in queue] == ["w0"] and arrivals.deferred == 2
+    assert [rec.requests[f"w{i}"].arrival_step for i in range(3)] == [7, 7, 7]
