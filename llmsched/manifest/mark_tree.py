@@ -66,6 +66,14 @@ class MarkTree:
         _Encoder(cells, keys).encode(root)
         return cls(cells, keys)
 
+    def __eq__(self, other: object) -> bool:
+        """The same marks (two loaders, or two readings of one text, agree)."""
+        if not isinstance(other, MarkTree):
+            return NotImplemented
+        return (self._root, self._keys, self._cells) == (other._root, other._keys, other._cells)
+
+    __hash__ = None  # type: ignore[assignment]
+
     def span(self) -> Span:
         return self._span(self._root)
 
