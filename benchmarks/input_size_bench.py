@@ -5,8 +5,9 @@
 - lint of 5,000 small files (target: under 15 s),
 - replay of a generated 1M-request workload (target: under 15 s and 500 MB).
 
-Each case runs the real CLI in a child process; its wall time and peak resident memory
-(the child's ru_maxrss) are printed.
+Each case runs the real CLI in a child process; its wall time, CPU time (user + system,
+which other jobs on the same cores distort far less than wall time) and peak resident
+memory (the child's ru_maxrss) are printed.
 """
 
 from __future__ import annotations
@@ -53,20 +54,23 @@ def many_files(folder: Path, count: int = 5000) -> tuple[list[str], str]:
 def replay_1m(folder: Path) -> tuple[list[str], str]:
     config = ROOT / "examples" / "replay" / "small.config.json"
     workload = "n=1000000,rate=50,prompt=64,output=16"
-    args = ["replay", "--workload", workload, "--config", str(config), "--no-charts", "-o", "json"]
-    return args, "1,000,000 generated requests"
+    return ["replay", "--workload", workload, "--config", str(config), "--no-charts", "-o", "json"], (
+        "1,000,000 generated requests"
+    )
 
 
 CASES = {"lint-big": big_file, "lint-many": many_files, "replay-1m": replay_1m}
 
 
-def measure(args: list[str]) -> tuple[float, float, int]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def measure(args: list[str]) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak MB, exit code) of one run of the CLI."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "llmsched", *args], capture_output=True)
     elapsed = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return elapsed, max(peak, before) / 1024, done.returncode
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return elapsed, cpu, max(after.ru_maxrss, before.ru_maxrss) / 1024, done.returncode
 
 
 def main() -> None:
@@ -80,8 +84,11 @@ def main() -> None:
             folder = Path(tmp) / name
             folder.mkdir()
             args, what = build(folder)
-            elapsed, peak_mb, code = measure(args)
-            print(f"{name:10s} {what:32s} {elapsed:6.1f} s  peak {peak_mb:6.0f} MB  exit {code}")
+            elapsed, cpu, peak_mb, code = measure(args)
+            print(
+                f"{name:10s} {what:32s} {elapsed:6.1f} s  cpu {cpu:6.1f} s  "
+                f"peak {peak_mb:6.0f} MB  exit {code}"
+            )
 
 
 if __name__ == "__main__":

@@ -232,7 +232,14 @@ class Report:
             **self.stats,
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, lazy_items: bool = False) -> dict[str, Any]:
+        """`lazy_items`: the findings, not-evaluated and error lists hold the objects, each
+        with its own `to_dict`, for a renderer that converts one at a time (a big report's
+        dicts at once take several times the memory of the report)."""
+
+        def items(values: list[Any]) -> list[Any]:
+            return list(values) if lazy_items else [v.to_dict() for v in values]
+
         out: dict[str, Any] = {
             "tool": {"name": "llmsched", "version": self.tool_version},
         }
@@ -240,10 +247,10 @@ class Report:
             out["verdict"] = self.verdict
         out.update(
             {
-                "findings": [f.to_dict() for f in self.findings],
-                "not_evaluated": [n.to_dict() for n in self.not_evaluated],
+                "findings": items(self.findings),
+                "not_evaluated": items(self.not_evaluated),
                 "summary": self.summary(),
-                "errors": [e.to_dict() for e in self.errors],
+                "errors": items(self.errors),
             }
         )
         if self.triage is not None:

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import fields, is_dataclass, replace
 from enum import Enum
+from functools import cache
 from typing import Any, TypeVar
 
 from llmsched.model import Evidence, Report
@@ -108,8 +110,14 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 class Redactor:
     """Scrubs text and JSON; ``add_secret`` registers a literal to remove everywhere."""
 
+    # Short texts are remembered once scrubbed (a report repeats its rule names,
+    # remediations and paths thousands of times); long ones (logs) are not kept alive.
+    MAX_REMEMBERED = 1 << 17  # entries; past this the memory is cleared and refilled
+    MAX_REMEMBERED_LENGTH = 1024
+
     def __init__(self, secrets: list[str] | None = None) -> None:
         self._secrets: set[str] = set()
+        self._scrubbed: dict[str, str] = {}
         for secret in secrets or []:
             self.add_secret(secret)
 
@@ -119,8 +127,21 @@ class Redactor:
             self._secrets.add(value)
             if value.lower().startswith("bearer "):
                 self._secrets.add(value[7:])
+            self._scrubbed.clear()
 
     def text(self, text: str) -> str:
+        if len(text) > self.MAX_REMEMBERED_LENGTH:
+            return self._scrub(text)
+        known = self._scrubbed.get(text)
+        if known is not None:
+            return known
+        scrubbed = self._scrub(text)
+        if len(self._scrubbed) >= self.MAX_REMEMBERED:
+            self._scrubbed.clear()
+        self._scrubbed[text] = scrubbed
+        return scrubbed
+
+    def _scrub(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
@@ -194,10 +215,13 @@ class Redactor:
         return json.dumps(self.json(decoded), separators=(",", ":"))
 
     def report(self, report: Report) -> Report:
-        """A copy of ``report`` with every string scrubbed: messages, evidence, verdict, stats."""
+        """``report`` with every string scrubbed: messages, evidence, verdict, stats. Parts
+        with nothing to scrub are shared with ``report``, not copied."""
         return self._walk(report)
 
     def _walk(self, node: T) -> T:
+        if node.__class__ is str:
+            return self.text(node)  # type: ignore[arg-type, return-value]
         if node is None or isinstance(node, (bool, int, float, Enum)):
             return node
         if isinstance(node, str):
@@ -205,19 +229,28 @@ class Redactor:
         if isinstance(node, Evidence) and _is_secret_value(node.key, node.value):
             return replace(node, value=REDACTED)
         if is_dataclass(node) and not isinstance(node, type):
-            changes = {f.name: self._walk(getattr(node, f.name)) for f in fields(node) if f.init}
-            return replace(node, **changes)
+            changes = {}
+            for name in _init_fields(type(node)):
+                value = getattr(node, name)
+                scrubbed = self._walk(value)
+                if scrubbed is not value:
+                    changes[name] = scrubbed
+            return replace(node, **changes) if changes else node
         if isinstance(node, tuple):
-            return tuple(self._walk(v) for v in node)  # type: ignore[return-value]
+            items = tuple(self._walk(v) for v in node)
+            return node if _same(items, node) else items  # type: ignore[return-value]
         if isinstance(node, dict):
-            return {
+            scrubbed_dict = {
                 k: v
                 if _is_tally(k, v)
                 else (self._walk(v) if not _is_secret_value(k, v) else REDACTED)
                 for k, v in node.items()
-            }  # type: ignore[return-value]
+            }
+            same = all(scrubbed_dict[k] is v for k, v in node.items())
+            return node if same else scrubbed_dict  # type: ignore[return-value]
         if isinstance(node, list):
-            return [self._walk(v) for v in node]  # type: ignore[return-value]
+            items_list = [self._walk(v) for v in node]
+            return node if _same(items_list, node) else items_list  # type: ignore[return-value]
         return node
 
 
@@ -228,6 +261,15 @@ def _is_tally(key: Any, value: Any) -> bool:
         and isinstance(value, dict)
         and all(isinstance(n, int) and not isinstance(n, bool) for n in value.values())
     )
+
+
+@cache
+def _init_fields(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls) if f.init)
+
+
+def _same(scrubbed: Sequence[Any], original: Sequence[Any]) -> bool:
+    return all(a is b for a, b in zip(scrubbed, original, strict=True))
 
 
 def _is_secret_value(key: Any, value: Any) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import Enum
 from typing import Annotated
 
@@ -84,13 +84,29 @@ def emit(text: str, output_file: str | os.PathLike[str] | None) -> None:
         from llmsched.errors import LlmschedError
 
         try:
-            Path(output_file).write_text(
-                text if text.endswith("\n") else text + "\n", encoding="utf-8"
-            )
+            with Path(output_file).open("w", encoding="utf-8") as out:
+                for piece in _pieces(text):
+                    out.write(piece)
+                if not text.endswith("\n"):
+                    out.write("\n")
         except OSError as exc:
             raise LlmschedError(f"--output-file {output_file}: {exc.strerror or exc}") from None
     else:
-        typer.echo(text, nl=not text.endswith("\n"))
+        for piece in _pieces(text):
+            typer.echo(piece, nl=False)
+        if not text.endswith("\n"):
+            typer.echo("")
+
+
+def _pieces(text: str, size: int = 1 << 20) -> Iterator[str]:
+    """`text` in pieces of about `size` characters, each cut after a line break (never
+    inside a colour code): writing a big report at once would encode a second copy."""
+    start = 0
+    while start < len(text):
+        cut = text.find("\n", start + size)
+        end = len(text) if cut < 0 else cut + 1
+        yield text[start:end]
+        start = end
 
 
 def echo_errors(errors: Iterable[object]) -> None:

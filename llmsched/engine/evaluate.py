@@ -42,6 +42,16 @@ class CompiledRule:
             programs += [expression, message]
         return frozenset(n for p in programs if p is not None for n in p.variables())
 
+    @property
+    def functions(self) -> frozenset[str]:
+        """The functions (built-in operators included) this rule's expressions call."""
+        programs = [self.when, *(p for _, p in self.variables), *(p for _, p in self.evidence)]
+        for _, expression, message in self.validations:
+            programs += [expression, message]
+        return frozenset(
+            n for p in programs if p is not None for n in p.references()["functions"]
+        )
+
 
 def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRule]:
     checks = all_checks()
@@ -140,10 +150,11 @@ class Evaluator:
         self.not_evaluated: list[NotEvaluated] = []
 
     def run(self, lint_input: LintInput) -> None:
-        names = {id(rule): rule.names for rule in self.rules}
         by_scope: dict[str, list[CompiledRule]] = {}
         for rule in self.rules:
             by_scope.setdefault(rule.spec.scope, []).append(rule)
+        # per set of applicable rules: the variables they read and the functions they call
+        needs: dict[tuple[int, ...], tuple[frozenset[str], dict[str, Any]]] = {}
         for scope, rules in by_scope.items():
             for view in expand(scope, lint_input):
                 applicable = [
@@ -151,24 +162,33 @@ class Evaluator:
                 ]
                 if not applicable:
                     continue
+                key = tuple(id(r) for r in applicable)
+                if key not in needs:
+                    needs[key] = self._needs(applicable)
+                needed, functions = needs[key]
                 # Converting a variable to CEL costs as much as evaluating: convert only what
-                # the applicable rules read (the whole object is often not needed at all).
-                needed = frozenset().union(*(names[id(r)] for r in applicable))
+                # the applicable rules read (the whole object is often not needed at all);
+                # each function registered is wrapped again for every subject, so likewise.
                 variables = {k: v for k, v in view.variables.items() if k in needed}
-                activation = Activation(variables, self.functions)
+                activation = Activation(variables, functions, lazy={})
                 for rule in applicable:
                     self._evaluate(rule, view, activation)
+
+    def _needs(self, rules: Sequence[CompiledRule]) -> tuple[frozenset[str], dict[str, Any]]:
+        names = frozenset().union(*(r.names for r in rules))
+        called = frozenset().union(*(r.functions for r in rules))
+        return names, {k: f for k, f in self.functions.items() if k in called}
 
     def _evaluate(self, rule: CompiledRule, view: SubjectView, activation: Activation) -> None:
         try:
             if rule.when is not None and not activation.evaluate(rule.when):
                 return
             if rule.variables:
+                # lazy: setting a plain variable would make CEL rebuild the whole context
                 local: dict[str, Any] = {}
+                activation.with_lazy("variables", local)
                 for name, program in rule.variables:
-                    activation.with_variable("variables", local)
                     local[name] = activation.evaluate(program)
-                activation.with_variable("variables", local)
             if rule.check is not None:
                 self._record(rule, view, rule.check(view, rule.params))
                 return

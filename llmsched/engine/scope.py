@@ -60,6 +60,7 @@ class LintInput:
     workloads: dict[int, Workload | None]
     _by_name: dict[tuple[str, str], list[SourceObject]] = field(default_factory=dict)
     _claims: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    _claims_seen: dict[str | None, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for obj in self.objects:
@@ -80,10 +81,19 @@ class LintInput:
         return None
 
     def claims(self, namespace: str | None) -> dict[str, Any]:
-        """PVCs in the same namespace (and those that name none)."""
-        if namespace is None:
-            return {k: v for claims in self._claims.values() for k, v in claims.items()}
-        return {**self._claims.get(None, {}), **self._claims.get(namespace, {})}
+        """PVCs in the same namespace (and those that name none); read only.
+
+        Worked out once per namespace and shared by every subject there: merging them per
+        subject made a file with thousands of PVCs quadratic.
+        """
+        seen = self._claims_seen.get(namespace)
+        if seen is None:
+            if namespace is None:
+                seen = {k: v for claims in self._claims.values() for k, v in claims.items()}
+            else:
+                seen = {**self._claims.get(None, {}), **self._claims.get(namespace, {})}
+            self._claims_seen[namespace] = seen
+        return seen
 
 
 def build_input(

@@ -1,15 +1,14 @@
 """One manifest object read from a file, and the way back from a JSON path inside it to
-the file's line and column (node trees composed lazily for JSON inputs)."""
+the file's line and column (marks worked out lazily for JSON inputs)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from yaml.nodes import Node
-
 from llmsched.errors import InputFileError
 from llmsched.manifest import helm, yaml_marks
+from llmsched.manifest.mark_tree import MarkTree
 from llmsched.manifest.yaml_marks import Path
 from llmsched.model import Location
 
@@ -24,7 +23,7 @@ class SourceText:
         self.helm_mapped = helm_mapped
         self.chart_root: str | None = None
         self._lines: list[str] | None = None
-        self._roots: list[Node] | None = None
+        self._roots: list[MarkTree] | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -32,23 +31,26 @@ class SourceText:
             self._lines = yaml_marks.split_lines(self.text)
         return self._lines
 
-    def roots(self) -> list[Node]:
-        """Composed documents, for inputs whose data came from `json.loads`: marks are
+    def roots(self) -> list[MarkTree]:
+        """Marks of each document, for inputs whose data came from `json.loads`: they are
         only worked out when a finding first asks for one."""
         if self._roots is None:
+            roots: list[MarkTree] = []
             try:
                 with yaml_marks.gc_paused():
-                    self._roots = list(yaml_marks.compose_documents(self.text, self.path))
+                    for root in yaml_marks.compose_documents(self.text, self.path):
+                        roots.append(MarkTree.from_node(root))
             except InputFileError:
-                self._roots = []  # valid JSON that libyaml rejects: no marks, data intact
+                roots = []  # valid JSON that libyaml rejects: no marks, data intact
+            self._roots = roots
         return self._roots
 
 
 class NodeAnchor:
-    """Where an object's node tree is: given, or found lazily in the source."""
+    """Where an object's marks are: given, or found lazily in the source."""
 
     def __init__(
-        self, source: SourceText, doc_index: int, item_index: int | None, node: Node | None
+        self, source: SourceText, doc_index: int, item_index: int | None, node: MarkTree | None
     ) -> None:
         self.source = source
         self._doc_index = doc_index
@@ -56,14 +58,14 @@ class NodeAnchor:
         self._node = node
         self._looked = node is not None
 
-    def node(self) -> Node | None:
+    def node(self) -> MarkTree | None:
         if not self._looked:
             self._looked = True
             roots = self.source.roots()
             root = roots[self._doc_index] if self._doc_index < len(roots) else None
             if root is not None and self._item_index is not None:
-                items = yaml_marks.child(root, "items")
-                root = items and yaml_marks.child(items, self._item_index)
+                items = root.child("items")
+                root = items and items.child(self._item_index)
             self._node = root
         return self._node
 
@@ -114,8 +116,8 @@ class SourceObject:
         node = self._anchor.node() if self._anchor else None
         if node is None:
             return None
-        depth, marker, _ = yaml_marks.walk(node, path)
-        return yaml_marks.node_mark(marker) if depth == len(path) else None
+        depth, marker, _ = node.walk(path)
+        return marker if depth == len(path) else None
 
     def location(
         self, path: Path = (), inner_line: int | None = None, flag: str | None = None
@@ -130,13 +132,13 @@ class SourceObject:
         node = self._anchor.node() if self._anchor else None
         if node is None or self._anchor is None:
             return Location(self.path)
-        depth, marker, value = yaml_marks.walk(node, path)
-        lines = self._anchor.source.lines
+        depth, marker, value = node.walk(path)
         if inner_line is not None and depth == len(path):
+            lines = self._anchor.source.lines
             found = flag and yaml_marks.flag_mark(value, inner_line, flag, lines)
             line, column = found or yaml_marks.inner_line_mark(value, inner_line, lines)
         else:
-            line, column = yaml_marks.node_mark(marker)
+            line, column = marker
         return Location(self.path, line, column)
 
     def string_header_line(self, path: Path) -> int | None:
@@ -145,8 +147,8 @@ class SourceObject:
         node = self._anchor.node() if self._anchor else None
         if node is None:
             return None
-        depth, _, value = yaml_marks.walk(node, path)
-        if depth != len(path) or value.start_mark.line == value.end_mark.line:
+        depth, _, value = node.walk(path)
+        if depth != len(path) or value.start_line == value.end_line:
             return None
         return yaml_marks.header_line(value)
 

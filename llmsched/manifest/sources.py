@@ -15,8 +15,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from yaml.nodes import Node
-
 from llmsched.errors import InputFileError
 from llmsched.input_files import without_lone_surrogates
 from llmsched.manifest import helm, yaml_marks
@@ -29,6 +27,7 @@ from llmsched.manifest.inputs import (
     iter_inputs,
     read_text,
 )
+from llmsched.manifest.mark_tree import MarkTree
 from llmsched.manifest.source_object import NodeAnchor, SourceObject, SourceText
 from llmsched.manifest.vllm_config_files import looks_like_vllm_config
 from llmsched.manifest.yaml_marks import Path
@@ -162,7 +161,7 @@ def _load_yaml(result: ManifestSet, shared: SourceText) -> None:
                         Location(shared.path, line, column),
                     )
                 )
-            _add_document(result, shared, doc_index, data, root, helm_source)
+            _add_document(result, shared, doc_index, data, MarkTree.from_node(root), helm_source)
     except InputFileError as exc:
         result.errors.append(InputError(exc.message, exc.location))
 
@@ -172,7 +171,7 @@ def _add_document(
     shared: SourceText,
     doc_index: int,
     data: Any,
-    root: Node | None,
+    root: MarkTree | None,
     helm_source: str | None,
 ) -> None:
     if not isinstance(data, dict):
@@ -195,7 +194,7 @@ def _add_document(
 
 
 def _list_items(
-    result: ManifestSet, listing: SourceObject, root: Node | None
+    result: ManifestSet, listing: SourceObject, root: MarkTree | None
 ) -> Iterator[SourceObject]:
     """Items of `kind: List` (or `PodList`, ...), each with its own marks.
 
@@ -203,7 +202,7 @@ def _list_items(
     and `apiVersion` off their items; they are filled in from the list.
     """
     item_kind = listing.kind.removesuffix("List")
-    items_node = yaml_marks.child(root, "items") if root is not None else None
+    items_node = root.child("items") if root is not None else None
     anchor = listing._anchor
     assert anchor is not None
     for index, item in enumerate(listing.data["items"]):
@@ -217,7 +216,7 @@ def _list_items(
         if not isinstance(item.get("kind"), str) or not item["kind"]:
             result.skipped[SKIP_ITEM_NO_KIND] += 1
             continue
-        node = yaml_marks.child(items_node, index) if items_node is not None else None
+        node = items_node.child(index) if items_node is not None else None
         yield SourceObject(
             item,
             listing.path,

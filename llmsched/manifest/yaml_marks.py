@@ -2,7 +2,8 @@
 
 PyYAML's composer keeps a start mark on every node; the constructor throws them away.
 So documents are composed (libyaml when available), turned into plain dicts/lists here,
-and the node tree is kept so that a JSON path can later be mapped back to a line.
+and their marks are kept, compact (`mark_tree`), so that a JSON path can later be mapped
+back to a line.
 
 Aliases are not expanded by the composer (an alias is the same node object again), so a
 "billion laughs" document composes small; the blow-up happens while building data.
@@ -15,17 +16,18 @@ import gc
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from llmsched.errors import InputFileError
+from llmsched.manifest.mark_tree import Mark, Span
 from llmsched.model import Location
 
 Path = tuple[str | int, ...]  # a JSON path into a document: keys and list indexes
-Mark = tuple[int, int]  # 1-based (line, column)
 
 # Far above any honest reuse of anchors (a pod template aliased into a few dozen
 # workloads is a few thousand nodes), far below what hurts.
@@ -201,73 +203,21 @@ class DataBuilder:
         return result
 
 
-def _mapping_value(node: Node, key: str) -> tuple[Node, Node] | None:
-    """(key node, value node) for `key` in a mapping node: last one wins, then merges."""
-    found: tuple[Node, Node] | None = None
-    merges: list[Node] = []
-    for key_node, value_node in node.value:
-        if key_node.tag == _MERGE:
-            merges.append(value_node)
-        elif key_node.__class__ is ScalarNode and key_node.value == key:
-            found = (key_node, value_node)
-    if found is not None:
-        return found
-    for merge in merges:
-        for source in merge.value if merge.__class__ is SequenceNode else [merge]:
-            if source.__class__ is MappingNode:
-                hit = _mapping_value(source, key)
-                if hit is not None:
-                    return hit
-    return None
-
-
-def walk(root: Node, path: Sequence[str | int]) -> tuple[int, Node, Node]:
-    """Follow `path` as far as it exists.
-
-    Returns (how many steps matched, the node that marks the last matched step, the value
-    node there). The marking node is the mapping key for a key step (that is the line a
-    person looks for), the item itself for an index step, and the root for no step.
-    """
-    marker, current = root, root
-    for depth, step in enumerate(path):
-        if isinstance(step, int) and not isinstance(step, bool):
-            if current.__class__ is not SequenceNode or not -len(current.value) <= step < len(
-                current.value
-            ):
-                return depth, marker, current
-            marker = current = current.value[step]
-        else:
-            if current.__class__ is not MappingNode:
-                return depth, marker, current
-            hit = _mapping_value(current, str(step))
-            if hit is None:
-                return depth, marker, current
-            marker, current = hit
-    return len(path), marker, current
-
-
-def child(node: Node, step: str | int) -> Node | None:
-    depth, _, value = walk(node, (step,))
-    return value if depth == 1 else None
-
-
 def split_lines(text: str) -> list[str]:
     return _LINE_BREAK.split(text)
 
 
-def inner_line_mark(value: Node, inner_line: int, lines: Sequence[str]) -> Mark:
+def inner_line_mark(value: Span, inner_line: int, lines: Sequence[str]) -> Mark:
     """Where line `inner_line` (0-based) of a string value starts in the file.
 
     Exact for literal block scalars (`|`), whose lines map one to one onto the file. A
     folded (`>`) or quoted string reflows its lines, so the best honest answer is where
     its text starts.
     """
-    start = value.start_mark
-    if value.__class__ is not ScalarNode or value.style not in ("|", ">"):
-        return start.line + 1, start.column + 1
-    first = start.line + 1  # block content starts on the line after the `|` header
-    end = value.end_mark
-    last = max(first, end.line - 1 if end.column == 0 else end.line)
+    if not value.is_scalar or value.style not in ("|", ">"):
+        return value.start_line + 1, value.start_column + 1
+    first = value.start_line + 1  # block content starts on the line after the `|` header
+    last = max(first, value.end_line - 1 if value.end_column == 0 else value.end_line)
     line = min(first + max(0, inner_line), last) if value.style == "|" else first
     if line < len(lines) and lines[line].strip():
         text = lines[line]
@@ -279,13 +229,14 @@ def inner_line_mark(value: Node, inner_line: int, lines: Sequence[str]) -> Mark:
     return line + 1, indent + 1  # a blank line: the block's indentation
 
 
+@cache
 def flag_pattern(dest: str) -> re.Pattern[str]:
     """`max_num_seqs` as written on a command line: `--max-num-seqs` or `--max_num_seqs`."""
     spelled = r"[-_]".join(re.escape(part) for part in dest.split("_"))
     return re.compile(rf"(?<![\w-])--{spelled}(?=[\s=\"'\\]|$)")
 
 
-def flag_mark(value: Node, inner_line: int, dest: str, lines: Sequence[str]) -> Mark | None:
+def flag_mark(value: Span, inner_line: int, dest: str, lines: Sequence[str]) -> Mark | None:
     """Where the flag for `dest` is written inside the string `value` (an `sh -c` script,
     a folded `>-` argument), or None when it is not spelled there (a default, a `--config`
     file, an expanded variable).
@@ -293,7 +244,7 @@ def flag_mark(value: Node, inner_line: int, dest: str, lines: Sequence[str]) -> 
     A literal block (`|`) keeps its lines: the flag is looked for on `inner_line` first.
     Folded and quoted strings reflow theirs, so the first occurrence in the text counts.
     """
-    if value.__class__ is not ScalarNode:
+    if not value.is_scalar:
         return None
     pattern = flag_pattern(dest)
     if value.style == "|":
@@ -301,17 +252,16 @@ def flag_mark(value: Node, inner_line: int, dest: str, lines: Sequence[str]) -> 
         match = pattern.search(lines[line - 1]) if 0 < line <= len(lines) else None
         if match is not None:
             return line, match.start() + 1
-    start, end = value.start_mark, value.end_mark
-    for index in range(start.line, min(end.line, len(lines) - 1) + 1):
+    for index in range(value.start_line, min(value.end_line, len(lines) - 1) + 1):
         text = lines[index]
-        low = start.column if index == start.line else 0
-        high = end.column if index == end.line else len(text)
+        low = value.start_column if index == value.start_line else 0
+        high = value.end_column if index == value.end_line else len(text)
         match = pattern.search(text, low, high)
         if match is not None:
             return index + 1, match.start() + 1
     return None
 
 
-def header_line(value: Node) -> int:
+def header_line(value: Span) -> int:
     """1-based line where a scalar begins: a block's `|`/`>` header, a quote's opening."""
-    return value.start_mark.line + 1
+    return value.start_line + 1

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from llmsched.manifest import yaml_marks
+from llmsched.manifest.mark_tree import MarkTree, Span
 from llmsched.manifest.sources import load_manifests
 from llmsched.model import Location
 
@@ -195,9 +196,9 @@ def test_data_and_marks_agree_with_pyyaml(tmp_path: Path, spec: dict[str, Any], 
             assert found[column - 1 :].lstrip("'\"").startswith(key_path[-1])
 
 
-def _scalar(text: str, *path: str | int) -> tuple[Any, list[str]]:
+def _scalar(text: str, *path: str | int) -> tuple[Span, list[str]]:
     root = next(yaml_marks.compose_documents(text, "t.yaml"))
-    _, _, value = yaml_marks.walk(root, path)
+    _, _, value = MarkTree.from_node(root).walk(path)
     return value, yaml_marks.split_lines(text)
 
 

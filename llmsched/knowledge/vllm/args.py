@@ -31,6 +31,7 @@ group leaves over is the positional model or unknown. Unknown options are not an
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -262,6 +263,17 @@ def _groups(tokens: Sequence[str]) -> list[tuple[int, list[str]]]:
     return groups
 
 
+@functools.lru_cache(maxsize=4096)
+def _parse_group(option: str, values: tuple[str, ...]) -> tuple[dict[str, Any], list[str]] | str:
+    """argparse on one group: (dest -> value, tokens left) or the error. Cached: copy it."""
+    namespace = argparse.Namespace(_explicit="=" in option)
+    try:
+        namespace, rest = _parser().parse_known_args([option, *values], namespace)
+    except (argparse.ArgumentError, _ArgError) as exc:
+        return str(exc)
+    return {k: v for k, v in vars(namespace).items() if k != "_explicit"}, rest
+
+
 def parse_vllm_argv(argv: Sequence[str], *, positional_model: bool = True) -> ParsedArgs:
     """Parse the tokens after `vllm serve` (or after the api_server module).
 
@@ -281,15 +293,13 @@ def parse_vllm_argv(argv: Sequence[str], *, positional_model: bool = True) -> Pa
             loose += [(start + offset + k, t) for k, t in enumerate(group[offset:])]
             continue
         option = _normalise_option(head)
-        namespace = argparse.Namespace(_explicit="=" in option)
-        try:
-            namespace, rest = _parser().parse_known_args([option, *group[1:]], namespace)
-        except (argparse.ArgumentError, _ArgError) as exc:
-            errors.append(str(exc))
+        parsed = _parse_group(option, tuple(group[1:]))
+        if isinstance(parsed, str):
+            errors.append(parsed)
             skipped = 1 if "=" in option or len(group) == 1 else 2
             loose += [(start + k, t) for k, t in enumerate(group) if k >= skipped]
             continue
-        given = {k: v for k, v in vars(namespace).items() if k != "_explicit"}
+        given, rest = copy.deepcopy(parsed)
         given_back = given.pop(_GIVEN_BACK, None)
         if not given:  # an unknown option: it keeps the values after it
             unknown += [(start + k, t) for k, t in enumerate(group)]
