@@ -97,6 +97,9 @@ _MAYBE_SECRET = re.compile(
 )
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# scrubbed strings remembered per Redactor: short ones, a bounded number (logs are not kept)
+_REMEMBERED_CHARS = 8192
+_REMEMBERED_STRINGS = 100_000
 
 
 class Redactor:
@@ -104,6 +107,8 @@ class Redactor:
 
     def __init__(self, secrets: list[str] | None = None) -> None:
         self._secrets: set[str] = set()
+        # a report repeats its strings (a rule's remediation in each of 2,000 findings)
+        self._done: dict[str, str] = {}
         for secret in secrets or []:
             self.add_secret(secret)
 
@@ -113,8 +118,17 @@ class Redactor:
             self._secrets.add(value)
             if value.lower().startswith("bearer "):
                 self._secrets.add(value[7:])
+            self._done.clear()
 
     def text(self, text: str) -> str:
+        done = self._done.get(text)
+        if done is None:
+            done = self._scrub(text)
+            if len(text) <= _REMEMBERED_CHARS and len(self._done) < _REMEMBERED_STRINGS:
+                self._done[text] = done
+        return done
+
+    def _scrub(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)

@@ -125,6 +125,14 @@ def test_registered_secret_is_removed_wherever_it_appears() -> None:
     assert redactor.json({"msg": "echo kube-token-0123456789"}) == {"msg": f"echo {REDACTED}"}
 
 
+def test_a_string_seen_before_a_secret_is_registered_is_scrubbed_again() -> None:
+    redactor = Redactor()
+    line = "connecting with s3cr3t-v4lue-123 to the API server"
+    assert redactor.text(line) == line and redactor.text(line) == line  # the second: remembered
+    redactor.add_secret("s3cr3t-v4lue-123")
+    assert redactor.text(line) == f"connecting with {REDACTED} to the API server"
+
+
 def test_last_applied_configuration_is_scrubbed_inside() -> None:
     annotation = json.dumps(
         {"spec": {"containers": [{"env": [{"name": "API_KEY", "value": "v"}]}]}}

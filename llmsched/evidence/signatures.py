@@ -99,10 +99,11 @@ def _match_cached(text: str) -> tuple[SignatureMatch, ...]:
 
 def _match(text: str, catalogue: tuple[Signature, ...] | None) -> list[SignatureMatch]:
     out: list[SignatureMatch] = []
-    seen, candidates = (frozenset(), catalogue) if catalogue is not None else _candidates(text)
+    # the scan names exactly the signatures with a keyword in the text; a catalogue given
+    # by the caller is tried signature by signature
+    candidates = catalogue if catalogue is not None else candidates_for(text)
     for signature in candidates:
-        # a keyword the scan reported proves it; one it skipped may still be there
-        if seen.isdisjoint(signature.keywords) and not signature.could_match(text):
+        if catalogue is not None and not signature.could_match(text):
             continue
         for pattern in signature.patterns:
             found = list(pattern.finditer(text)) if signature.repeat else [pattern.search(text)]
@@ -116,37 +117,34 @@ def _match(text: str, catalogue: tuple[Signature, ...] | None) -> list[Signature
     return out
 
 
-def _candidates(text: str) -> tuple[frozenset[str], tuple[Signature, ...]]:
-    """The keywords in `text` (one scan for all) and the signatures that could match it."""
-    found = frozenset(_keyword_index()[0].findall(text))
-    return found, _reached(found) if found else ()
+def candidates_for(text: str) -> tuple[Signature, ...]:
+    """The catalogue's signatures with at least one keyword in `text`, in catalogue order:
+    one scan of the text for all keywords (a line with none costs only that scan)."""
+    scan, overlapping = _keyword_index()
+    reported = frozenset(scan.findall(text))
+    if not reported:
+        return ()
+    present = set(reported)
+    for keyword in reported:
+        present.update(k for k in overlapping[keyword] if k not in present and k in text)
+    return _reached(frozenset(present))
 
 
-@functools.lru_cache(maxsize=4096)  # lines that name the same keywords reach the same signatures
-def _reached(found: frozenset[str]) -> tuple[Signature, ...]:
-    reach = _keyword_index()[1]
-    signatures = load_signatures()
-    return tuple(signatures[i] for i in sorted(set().union(*(reach[k] for k in found))))
+@functools.lru_cache(maxsize=4096)  # lines that hold the same keywords reach the same signatures
+def _reached(present: frozenset[str]) -> tuple[Signature, ...]:
+    return tuple(s for s in load_signatures() if not present.isdisjoint(s.keywords))
 
 
 @functools.lru_cache(maxsize=1)
-def _keyword_index() -> tuple[re.Pattern[str], dict[str, frozenset[int]]]:
+def _keyword_index() -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
     # The scan reports non-overlapping matches, longest first at each position; a keyword
-    # it skipped overlaps one it reported. So each reported keyword stands for the
-    # signatures of every keyword that can overlap it (`could_match` then decides).
-    signatures = load_signatures()
-    keywords = sorted({k for s in signatures for k in s.keywords}, key=len, reverse=True)
+    # it skipped overlaps one it reported (it starts inside it, or the reported one starts
+    # inside the skipped one). So the keywords in a text are those reported plus, of the
+    # keywords that can overlap a reported one, those the text holds.
+    keywords = sorted({k for s in load_signatures() for k in s.keywords}, key=len, reverse=True)
     pattern = re.compile(_trie_pattern(keywords))
-    overlapping = {k: {o for o in keywords if _can_overlap(k, o)} for k in keywords}
-    reach = {
-        k: frozenset(
-            i
-            for i, signature in enumerate(signatures)
-            if not overlapping[k].isdisjoint(signature.keywords)
-        )
-        for k in keywords
-    }
-    return pattern, reach
+    overlapping = {k: tuple(o for o in keywords if o != k and _can_overlap(k, o)) for k in keywords}
+    return pattern, overlapping
 
 
 def _trie_pattern(keywords: Sequence[str]) -> str:

@@ -267,15 +267,18 @@ class _Pending:
 class _Matched:
     pending: list[_Pending] = field(default_factory=list)
     lines: set[int] = field(default_factory=set)  # indexes of lines that matched
+    # the last of `pending` with each signature: the one a new match may merge into
+    last: dict[str, _Pending] = field(default_factory=dict)
 
     def add(self, item: _Pending, index: int | None) -> None:
-        previous = next((p for p in reversed(self.pending) if p.signature == item.signature), None)
+        previous = self.last.get(item.signature)
         if previous is not None and previous.accepts(item.signature, item.line, item.fields):
             previous.texts.extend(t for t in item.texts if t not in previous.texts)
             previous.fields.update(item.fields)
             previous.last_line = item.line
         else:
             self.pending.append(item)
+            self.last[item.signature] = item
         if index is not None:
             self.lines.add(index)
 

@@ -45,7 +45,7 @@ class PodTable(dict[str, Subject]):
                     self._named.setdefault(key[index + 1 :], []).append(key)
         super().__setitem__(key, value)
 
-    def setdefault(self, key: str, default: Subject) -> Subject:  # type: ignore[override]
+    def setdefault(self, key: str, default: Subject) -> Subject:
         if key not in self:
             self[key] = default
         return self[key]
