@@ -28,6 +28,7 @@ import json
 import re
 from dataclasses import fields, is_dataclass, replace
 from enum import Enum
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from llmsched.model import Evidence, Report
@@ -200,7 +201,8 @@ class Redactor:
         return json.dumps(self.json(decoded), separators=(",", ":"))
 
     def report(self, report: Report) -> Report:
-        """A copy of ``report`` with every string scrubbed: messages, evidence, verdict, stats."""
+        """``report`` with every string scrubbed: messages, evidence, verdict, stats (parts
+        with nothing to scrub are shared with ``report``, not copied)."""
         return self._walk(report)
 
     def _walk(self, node: T) -> T:
@@ -210,19 +212,28 @@ class Redactor:
             return self.text(node)  # type: ignore[return-value]
         if isinstance(node, Evidence) and _is_secret_value(node.key, node.value):
             return replace(node, value=REDACTED)
+        # what nothing in changed is handed back as it is (most of a report holds no secret)
         if is_dataclass(node) and not isinstance(node, type):
-            changes = {f.name: self._walk(getattr(node, f.name)) for f in fields(node) if f.init}
-            return replace(node, **changes)
+            values = {f.name: getattr(node, f.name) for f in fields(node) if f.init}
+            changes = {k: w for k, v in values.items() if (w := self._walk(v)) is not v}
+            return replace(node, **changes) if changes else node
         if isinstance(node, tuple):
-            return tuple(self._walk(v) for v in node)  # type: ignore[return-value]
+            items = tuple(self._walk(v) for v in node)
+            return node if _same(items, node) else items  # type: ignore[return-value]
         if isinstance(node, dict):
-            return {
+            walked = {
                 k: self._walk(v) if not _is_secret_value(k, v) else REDACTED
                 for k, v in node.items()
-            }  # type: ignore[return-value]
+            }
+            return node if _same(walked.values(), node.values()) else walked  # type: ignore[return-value]
         if isinstance(node, list):
-            return [self._walk(v) for v in node]  # type: ignore[return-value]
+            items = [self._walk(v) for v in node]
+            return node if _same(items, node) else items  # type: ignore[return-value]
         return node
+
+
+def _same(walked: Iterable[Any], given: Iterable[Any]) -> bool:
+    return all(a is b for a, b in zip(walked, given, strict=True))
 
 
 def _is_secret_value(key: Any, value: Any) -> bool:

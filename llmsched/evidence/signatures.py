@@ -171,9 +171,17 @@ def _trie_pattern(keywords: Sequence[str]) -> str:
 
 
 def _can_overlap(a: str, b: str) -> bool:
-    if a in b or b in a:
-        return True
-    return any(a.endswith(b[:n]) or b.endswith(a[:n]) for n in range(1, min(len(a), len(b))))
+    return a in b or b in a or _ends_as_begins(a, b) or _ends_as_begins(b, a)
+
+
+def _ends_as_begins(a: str, b: str) -> bool:
+    """A proper suffix of `a` is a prefix of `b` (`b` may start inside `a`)."""
+    start = a.find(b[0], 1)
+    while start != -1:
+        if b.startswith(a[start:]):
+            return True
+        start = a.find(b[0], start + 1)
+    return False
 
 
 def _fields(signature: Signature, match: re.Match[str]) -> dict[str, Any] | None:
@@ -210,14 +218,19 @@ def _convert(value: str, kind: str) -> Any:
 
 def _engine_args(fields: dict[str, Any]) -> dict[str, Any] | None:
     if "args" in fields:
-        args = literal_dict(str(fields["args"]))
+        args = dict(_parsed("args", str(fields["args"])))
         kind = "non-default-args"
     else:
-        args = config_pairs(str(fields.get("config", "")))
+        args = dict(_parsed("config", str(fields.get("config", ""))))
         kind = "engine-config"
     if not args:
         return None
     return {"kind": kind, "args": args}
+
+
+@functools.lru_cache(maxsize=64)  # every restart logs the same config (values: read-only)
+def _parsed(kind: str, text: str) -> dict[str, Any]:
+    return literal_dict(text) if kind == "args" else config_pairs(text)
 
 
 PARSERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = {
