@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import fields, is_dataclass, replace
 from enum import Enum
-from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from llmsched.model import Evidence, Report
@@ -227,8 +227,8 @@ class Redactor:
             }
             return node if _same(walked.values(), node.values()) else walked  # type: ignore[return-value]
         if isinstance(node, list):
-            items = [self._walk(v) for v in node]
-            return node if _same(items, node) else items  # type: ignore[return-value]
+            walked_list = [self._walk(v) for v in node]
+            return node if _same(walked_list, node) else walked_list  # type: ignore[return-value]
         return node
 
 
