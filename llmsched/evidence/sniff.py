@@ -85,7 +85,7 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
     observations = [o for b in blocks for o in b.observations]
     matched = _match_lines(lines, owner, path)
     matched.extend(_match_messages(blocks, path))
-    observations.extend(matched.observations())
+    observations.extend(matched.take_observations())
     observations.sort(key=lambda o: (o.location.line or 0) if o.location else 0)
     result.observations.extend(observations)
     for block in blocks:
@@ -233,7 +233,7 @@ def _owners(blocks: list[Block], count: int) -> list[Block | None]:
 # ------------------------------------------------------------------ signatures
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     signature: str
     layer: str
@@ -287,8 +287,12 @@ class _Matched:
             self.add(item, None)
         self.lines |= other.lines
 
-    def observations(self) -> list[Observation]:
-        return [p.freeze() for p in self.pending]
+    def take_observations(self) -> list[Observation]:
+        """The observations, once: the pending matches are let go (a big input's peak)."""
+        out = [p.freeze() for p in self.pending]
+        self.pending.clear()
+        self.last.clear()
+        return out
 
 
 def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str) -> _Matched:
