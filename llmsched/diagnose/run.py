@@ -67,6 +67,7 @@ def _cycle_collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+@_cycle_collector_paused()
 def run_diagnose(
     *,
     paths: Sequence[str] = (),
@@ -75,17 +76,7 @@ def run_diagnose(
     config: Config | None = None,
     confirm: Confirm | None = None,
 ) -> Report:
-    with _cycle_collector_paused():
-        return _diagnose(paths, stdin, snapshots, config or Config(), confirm)
-
-
-def _diagnose(
-    paths: Sequence[str],
-    stdin: TextIO | None,
-    snapshots: Sequence[Snapshot],
-    config: Config,
-    confirm: Confirm | None,
-) -> Report:
+    config = config or Config()
     sniffed = sniff_paths(paths, stdin) if paths else SniffResult()
     snapshot = _merge_snapshots(snapshots)
     facts = build_facts(snapshot, sniffed)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from llmsched.errors import RuleError
+from llmsched.evidence.keyword_scan import KeywordScan
 from llmsched.model import Layer, Location
 
 CATALOGUE_PATH = Path(__file__).resolve().parent / "signatures.yaml"
@@ -120,14 +121,8 @@ def _match(text: str, catalogue: tuple[Signature, ...] | None) -> list[Signature
 def candidates_for(text: str) -> tuple[Signature, ...]:
     """The catalogue's signatures with at least one keyword in `text`, in catalogue order:
     one scan of the text for all keywords (a line with none costs only that scan)."""
-    scan, overlapping = _keyword_index()
-    reported = frozenset(scan.findall(text))
-    if not reported:
-        return ()
-    present = set(reported)
-    for keyword in reported:
-        present.update(k for k in overlapping[keyword] if k not in present and k in text)
-    return _reached(frozenset(present))
+    present = _keyword_scan().present(text)
+    return _reached(present) if present else ()
 
 
 @functools.lru_cache(maxsize=4096)  # lines that hold the same keywords reach the same signatures
@@ -136,52 +131,8 @@ def _reached(present: frozenset[str]) -> tuple[Signature, ...]:
 
 
 @functools.lru_cache(maxsize=1)
-def _keyword_index() -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
-    # The scan reports non-overlapping matches, longest first at each position; a keyword
-    # it skipped overlaps one it reported (it starts inside it, or the reported one starts
-    # inside the skipped one). So the keywords in a text are those reported plus, of the
-    # keywords that can overlap a reported one, those the text holds.
-    keywords = sorted({k for s in load_signatures() for k in s.keywords}, key=len, reverse=True)
-    pattern = re.compile(_trie_pattern(keywords))
-    overlapping = {k: tuple(o for o in keywords if o != k and _can_overlap(k, o)) for k in keywords}
-    return pattern, overlapping
-
-
-def _trie_pattern(keywords: Sequence[str]) -> str:
-    """All keywords in one regex factored by common prefix: the longest-first alternation's
-    matches (a keyword's end is an optional, greedy branch) without trying every branch."""
-    trie: dict[str, Any] = {}
-    for keyword in keywords:
-        node = trie
-        for char in keyword:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def render(node: dict[str, Any]) -> str:
-        ends = "" in node
-        branches = [re.escape(char) + render(child) for char, child in node.items() if char]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        if ends:
-            return f"(?:{body})?"
-        return body
-
-    return render(trie)
-
-
-def _can_overlap(a: str, b: str) -> bool:
-    return a in b or b in a or _ends_as_begins(a, b) or _ends_as_begins(b, a)
-
-
-def _ends_as_begins(a: str, b: str) -> bool:
-    """A proper suffix of `a` is a prefix of `b` (`b` may start inside `a`)."""
-    start = a.find(b[0], 1)
-    while start != -1:
-        if b.startswith(a[start:]):
-            return True
-        start = a.find(b[0], start + 1)
-    return False
+def _keyword_scan() -> KeywordScan:
+    return KeywordScan(k for s in load_signatures() for k in s.keywords)
 
 
 def _fields(signature: Signature, match: re.Match[str]) -> dict[str, Any] | None:

@@ -3,7 +3,6 @@ refused with a message naming them."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ from hypothesis import strategies as st
 
 from llmsched.errors import RuleError
 from llmsched.evidence.signatures import (
-    _trie_pattern,
     candidates_for,
     config_pairs,
     literal_dict,
@@ -155,18 +153,6 @@ def test_runtime_requirement_error_names_the_cuda_version() -> None:
     assert found["k8s.runtime.cuda-requirement-unsatisfied"]["cuda"] == "12.8"
     invalid = "nvidia-container-cli.real: requirement error: invalid expression: unknown"
     assert not [m for m in match_message(invalid) if "cuda-requirement" in m.signature.id]
-
-
-@pytest.mark.parametrize(
-    "text",
-    ["Insufficient nvidia.com/gpu", "abcab abcabc", "no keyword here", "", "x" * 50],
-)
-def test_keyword_trie_finds_what_the_longest_first_alternation_finds(text: str) -> None:
-    keywords = ["abc", "abcabc", "ab", "bca", "Insufficient", "Insufficient nvidia.com/gpu",
-                "nvidia.com", "x", "xx", "xxx"]
-    alternation = re.compile("|".join(re.escape(k) for k in sorted(keywords, key=len,
-                                                                    reverse=True)))
-    assert re.findall(_trie_pattern(keywords), text) == alternation.findall(text)
 
 
 def test_a_repeated_message_gives_the_same_matches_each_time() -> None:
