@@ -1,9 +1,10 @@
 """Diagnose accuracy on the real-incident corpus, by hand: `python benchmarks/incident_accuracy.py`.
 
-Prints, for the incidents from before the signature catalogue and for the held-out ones
-(`added: held-out-2026-12`, collected without looking at llmsched's sniffers or catalogue),
-how often the verdict names the right layer, and the right rule first (the expected rule or
-one of its `acceptable_rules`; an incident whose rule is null counts on its layer only).
+Prints one line for the incidents from before the signature catalogue and one line for each
+held-out batch (`added: held-out-2026-12`, `held-out-2026-12b`, ...: collected without looking
+at llmsched's sniffers or catalogue): how often the verdict names the right layer, and the
+right rule first (the expected rule or one of its `acceptable_rules`; an incident whose rule
+is null counts on its layer only).
 `-v` lists every miss with what llmsched answered.
 """
 
@@ -23,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from llmsched.diagnose.run import run_diagnose  # noqa: E402
 
 INCIDENTS = ROOT / "tests" / "diagnose" / "real_incidents"
+EARLIER = "earlier"
 
 
 def _verdict(evidence: Path) -> dict[str, Any] | None:
@@ -38,7 +40,7 @@ def main() -> int:
     misses: list[str] = []
     for evidence in sorted(INCIDENTS.glob("*.txt")):
         expect = yaml.safe_load(evidence.with_suffix(".expect.yaml").read_text(encoding="utf-8"))
-        group = "held-out" if expect.get("added") else "earlier"
+        group = str(expect.get("added") or EARLIER)
         verdict = _verdict(evidence)
         layer = verdict.get("layer") if verdict else None
         rule = verdict.get("rule") if verdict else None
@@ -51,15 +53,16 @@ def main() -> int:
         totals[f"{group}:answered"] += verdict is not None
         if not rule_ok:
             misses.append(
-                f"{group:8} {evidence.stem}: expected {expect['layer']}/{expect['rule']}, "
+                f"{group:17} {evidence.stem}: expected {expect['layer']}/{expect['rule']}, "
                 f"got {layer}/{rule}"
             )
-    for group in ("earlier", "held-out"):
+    batches = sorted({key.split(":")[0] for key in totals} - {EARLIER})
+    for group in (EARLIER, *batches):
         n = totals[f"{group}:n"]
         if not n:
             continue
         print(
-            f"{group:8} {n:3} incidents: layer right {totals[f'{group}:layer']:3} "
+            f"{group:17} {n:3} incidents: layer right {totals[f'{group}:layer']:3} "
             f"({totals[f'{group}:layer'] / n:.0%}), rule right {totals[f'{group}:rule']:3} "
             f"({totals[f'{group}:rule'] / n:.0%}), a verdict for {totals[f'{group}:answered']}"
         )

@@ -56,6 +56,8 @@ SECRET_KEY = re.compile(
     r"access[_-]?key|private[_-]?key|secret[_-]?key|client[_-]?secret|key[_-]data)$|"
     r"^.+[_-](?:token|key)$"
 )
+# Tallies llmsched writes itself, keyed by a Kubernetes kind: `{"Secret": 3}` is a count.
+COUNTS_BY_NAME = frozenset({"objects_by_kind"})
 _SECRET_WORDS = (
     r"api[_-]?key|access[_-]?key|secret|password|passwd|token|auth[_-]?token|key-data|"
     r"[a-z0-9]+_key"
@@ -67,7 +69,11 @@ _TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
     (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), REDACTED),
-    (re.compile(r"(?i)\b((?:bearer|basic)\s+)(?!<redacted>)[A-Za-z0-9._~+/=-]+"), r"\1" + REDACTED),
+    # an auth scheme word, not the tail of a name such as `vllm-basic` or `my_bearer`
+    (
+        re.compile(r"(?i)(?<![\w.-])((?:bearer|basic)\s+)(?!<redacted>)[A-Za-z0-9._~+/=-]+"),
+        r"\1" + REDACTED,
+    ),
     # 'api_key': ['k1', 'k2'] or "hf_token": "x" in a dict repr or JSON text
     (
         re.compile(
@@ -174,6 +180,8 @@ class Redactor:
                 }
             elif key in ("command", "args") and isinstance(value, list):
                 out[key] = self._argv(value)
+            elif _is_tally(key, value):
+                out[key] = value
             elif key in (LAST_APPLIED, "serialized_runtime_env") and isinstance(value, str):
                 out[key] = self._embedded_json(value)
             elif _is_secret_value(key, value):
@@ -235,7 +243,9 @@ class Redactor:
             return node if _same(items, node) else items  # type: ignore[return-value]
         if isinstance(node, dict):
             walked = {
-                k: self._walk(v) if not _is_secret_value(k, v) else REDACTED
+                k: v
+                if _is_tally(k, v)
+                else (self._walk(v) if not _is_secret_value(k, v) else REDACTED)
                 for k, v in node.items()
             }
             return node if _same(walked.values(), node.values()) else walked  # type: ignore[return-value]
@@ -243,6 +253,15 @@ class Redactor:
             walked_list = [self._walk(v) for v in node]
             return node if _same(walked_list, node) else walked_list  # type: ignore[return-value]
         return node
+
+
+def _is_tally(key: Any, value: Any) -> bool:
+    """One of llmsched's own counts by kind (`{"Secret": 3}`): its keys are not credentials."""
+    return (
+        key in COUNTS_BY_NAME
+        and isinstance(value, dict)
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in value.values())
+    )
 
 
 @functools.lru_cache(maxsize=64)

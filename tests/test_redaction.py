@@ -74,8 +74,16 @@ def test_text_patterns(text: str, secret: str) -> None:
     assert secret not in redacted and REDACTED in redacted
 
 
-def test_ordinary_text_is_left_alone() -> None:
-    text = "max_num_batched_tokens=8192, GPU KV cache usage: 97.8%, prompt_tokens_total 12"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "max_num_batched_tokens=8192, GPU KV cache usage: 97.8%, prompt_tokens_total 12",
+        # object names that end in an auth scheme's word are names, not credentials
+        "Deployment vllm-basic rolls out GPU pods with RollingUpdate",
+        "GPU pods of Deployment/my_bearer do not select a GPU model",
+    ],
+)
+def test_ordinary_text_is_left_alone(text: str) -> None:
     assert Redactor().text(text) == text
 
 

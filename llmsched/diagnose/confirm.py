@@ -17,7 +17,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from llmsched.diagnose.confirm_gpus import confirm_weaker_gpu
+from llmsched.diagnose.confirm_gpus import sentence as fleet_sentence
+from llmsched.diagnose.confirm_replicas import confirm_replicas
 from llmsched.diagnose.facts import Facts, Subject
+from llmsched.diagnose.facts.pods import pod_key
 from llmsched.engine.cel import Activation, compile_expression
 from llmsched.engine.spec import ConfirmSpec
 from llmsched.errors import InputFileError
@@ -188,6 +192,8 @@ def confirm_by_replay(
             "status": "not_applicable",
             "reason": "this symptom is not about queueing or KV blocks, which is what replay models",
         }
+    if "drop" in plan.remedy:
+        return _confirm_fleet(finding, facts, plan)
     subject = _endpoint(finding, facts)
     if subject is None:
         return {"status": "not_applicable", "reason": "no vLLM endpoint data to replay"}
@@ -237,8 +243,34 @@ def confirm_by_replay(
         },
         "remedy": _judged_remedy(config, before, before_outcome, tried, plan),
     }
+    verdict = out["remedy"]["saturation"]
+    if verdict["saturated"]:
+        out["replicas"] = confirm_replicas(
+            config,
+            generate_workload(workload["spec"]).requests,
+            before_outcome,
+            Objective(plan.judged_on),
+            verdict["replicas_needed"],
+        )
     if assumptions:
         out["assumptions"] = assumptions
+    return out
+
+
+def _confirm_fleet(finding: Finding, facts: Facts, plan: ConfirmSpec) -> dict[str, Any]:
+    """A pod's finding about its fleet (`remedy: {drop: weaker_replicas}`): replayed over
+    the pod and its siblings, each on its own GPU (`confirm_gpus`)."""
+    pod = facts.pods.get(pod_key(finding.subject.namespace, finding.subject.name))
+    if finding.subject.kind != "Pod" or pod is None:
+        return {"status": "not_applicable", "reason": "no pod and siblings to replay"}
+    out = confirm_weaker_gpu(
+        pod, facts, Objective(plan.judged_on), REPLAY_REQUESTS, workload_estimate
+    )
+    if "replayed" not in out:
+        return out
+    reproduced = _holds(plan.reproduces, {"replayed": out["replayed"]})
+    out = {"status": "confirmed" if reproduced else "not_reproduced", **out}
+    out["sentence"] = fleet_sentence(out)
     return out
 
 

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from llmsched import __version__
 from llmsched.config import Config
+from llmsched.diagnose.configuration import configuration_verdict
 from llmsched.diagnose.coverage import evidence_read, honest_verdict, not_judged, unread_sources
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
@@ -20,7 +21,8 @@ from llmsched.engine.evaluate import select_rules
 from llmsched.engine.lint import run_lint
 from llmsched.engine.loader import load_rules
 from llmsched.engine.spec import ConfirmSpec
-from llmsched.evidence.observations import SniffResult
+from llmsched.evidence.fragments import SCOPES_SEEN
+from llmsched.evidence.observations import Fragment, SniffResult
 from llmsched.evidence.sniff import sniff_paths
 from llmsched.evidence.triage import load_symptoms, triage_words
 from llmsched.model import Finding, InputError, Location, Report, ReportKind
@@ -49,7 +51,26 @@ def _lint_manifests(sniffed: SniffResult, config: Config) -> tuple[list[Finding]
             report = run_lint(paths, config)
             findings.extend(report.findings)
             errors.extend(report.errors)
+        if sniffed.fragments:
+            findings.extend(_lint_fragments(sniffed.fragments, config, Path(tmp)))
     return findings, errors
+
+
+def _lint_fragments(fragments: Sequence[Fragment], config: Config, tmp: Path) -> list[Finding]:
+    """Lint findings on pod-spec excerpts, at the pasted lines; a rule that judges more of
+    the object than was pasted (a pod's tolerations, when one container was) is not asked."""
+    scopes = {s.code: s.scope for s in load_rules(config.rules_dir, kind="lint")}
+    findings: list[Finding] = []
+    for index, fragment in enumerate(fragments):
+        target = tmp / f"fragment-{index}.yaml"
+        target.write_text(fragment.text, encoding="utf-8")
+        seen = SCOPES_SEEN[fragment.level]
+        for finding in run_lint([str(target)], config).findings:
+            if scopes.get(finding.rule) not in seen:
+                continue
+            line = fragment.original_line(finding.location.line if finding.location else None)
+            findings.append(replace(finding, location=Location(fragment.path, line)))
+    return findings
 
 
 @contextmanager
@@ -91,18 +112,20 @@ def run_diagnose(
         words, ranked, by_code, facts, evaluator.not_evaluated, recognised=recognised
     )
     ranked = weighed.ranked
+    lint_findings, lint_errors = (
+        _lint_manifests(sniffed, config)
+        if (sniffed.manifests or sniffed.manifest_texts or sniffed.fragments)
+        else ([], [])
+    )
+    decided = configuration_verdict(weighed.verdict, ranked, weighed.triage, lint_findings)
     findings: list[Finding] = []
     for item in ranked:
         finding = item.finding
-        if confirm is not None and finding.layer.value == "vllm":
-            plan = by_code[finding.rule].confirm
+        plan = by_code[finding.rule].confirm
+        # vLLM findings are all judged replayable or not; others only when their rule says how
+        if confirm is not None and (finding.layer.value == "vllm" or plan is not None):
             finding = replace(finding, confirmation=confirm(finding, facts, plan))
         findings.append(finding)
-    lint_findings, lint_errors = (
-        _lint_manifests(sniffed, config)
-        if (sniffed.manifests or sniffed.manifest_texts)
-        else ([], [])
-    )
     sources = list(facts.sources)
     if snapshot is not None:
         sources.extend(
@@ -134,10 +157,10 @@ def run_diagnose(
             },
         },
         verdict=honest_verdict(
-            weighed.verdict,
+            decided,
             gaps=[*unread_sources(snapshot), *not_judged(evaluator.not_evaluated)],
             # a verdict from the description's words says so itself (its basis)
-            anything_read=evidence_read(sources) or weighed.verdict is not None,
+            anything_read=evidence_read(sources) or decided is not None,
         ),
         kind=ReportKind.diagnose,
         triage=weighed.triage,

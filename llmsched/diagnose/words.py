@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llmsched.diagnose.facts import Facts
+from llmsched.diagnose.facts import Facts, Subject
 from llmsched.diagnose.ranking import RankedFinding
 from llmsched.diagnose.verdict import CONTESTED_WITHIN, verdict
 from llmsched.engine.spec import RuleSpec
+from llmsched.evidence.observations import CONFIGURATION_SIGNATURES
 from llmsched.evidence.triage import Candidate, WordTriage, fill_placeholders, load_symptoms
 from llmsched.model import NotEvaluated
 
@@ -51,7 +52,7 @@ def weigh_words(
 ) -> Weighed:
     fired = {r.finding.rule for r in ranked}
     unjudged = {n.rule for n in not_evaluated}
-    judged_scopes = {scope for scope in JUDGED_SCOPES if facts.subjects(scope)}
+    judged_scopes = {scope for scope in JUDGED_SCOPES if any(map(observed, facts.subjects(scope)))}
     entries: list[dict[str, Any]] = []
     for rank, candidate in enumerate(words.candidates, 1):
         spec = specs.get(candidate.rule)
@@ -69,6 +70,15 @@ def weigh_words(
     if decided is None:
         decided = _words_verdict(entries, recognised)
     return Weighed(ranked, entries, decided)
+
+
+def observed(subject: Subject) -> bool:
+    """Whether a subject was seen behaving (a log line, a status, a scrape), not only
+    described by its configuration; a live or described-in-full subject has no
+    observations and counts as seen."""
+    if not subject.observations:
+        return True
+    return any(o.signature not in CONFIGURATION_SIGNATURES for o in subject.observations)
 
 
 def counts(entries: Sequence[dict[str, Any]]) -> bool:

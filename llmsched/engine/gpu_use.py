@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from llmsched.engine.functions.kubernetes import gpu_amount, parse_quantity
+from llmsched.engine.functions.kubernetes import gpu_amount, non_gpu_backend, parse_quantity
 
 if TYPE_CHECKING:
     from llmsched.manifest.views import ContainerView, PodTemplateView, VllmInvocation, Workload
@@ -57,7 +57,8 @@ def container_is_gpu(container: ContainerView, template: PodTemplateView) -> tup
     gpu = container_gpu(container)
     if gpu["limit"] > 0 or gpu["request"] > 0:
         return True, f"resources {gpu['key']}"
-    if _uses_gpu_vllm(container.vllm):
+    # vLLM's CPU and TPU builds are vLLM too: only a GPU build makes the pod a GPU pod
+    if _uses_gpu_vllm(container.vllm) and not non_gpu_backend(container.data):
         return True, "runs vLLM"
     env = _env_gpu_devices(container)
     if env:

@@ -73,13 +73,12 @@ def run_lint(
     lint_input = build_input(manifests.objects, manifests.config_files)
     findings, not_evaluated = evaluate_lint(compiled, lint_input, config)
     kinds = Counter(obj.kind for obj in manifests.objects)
-    unknown = {
-        kind: n
-        for kind, n in kinds.items()
-        if kind not in KNOWN_KINDS
-        and lint_input.workloads.get(id(next(o for o in manifests.objects if o.kind == kind)))
-        is None
-    }
+    # each object on its own: one KubeAI Model served by Ollama leaves the vLLM ones judged
+    unknown = Counter(
+        obj.kind
+        for obj in manifests.objects
+        if obj.kind not in KNOWN_KINDS and lint_input.workloads.get(id(obj)) is None
+    )
     stats = {
         "files": len(manifests.files),
         "documents": manifests.documents,

@@ -157,6 +157,8 @@ def _template_vars(template: PodTemplateView) -> dict[str, Any]:
         else None,
         "ray_num_gpus": ray_num_gpus(template.ray_start_params),
         "has_vllm": any(c.vllm is not None for c in containers),
+        "node_profile": template.node_profile,
+        "node_profile_gpu": template.node_profile_gpu,
     }
 
 

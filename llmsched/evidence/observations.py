@@ -70,6 +70,18 @@ STRUCTURED_SIGNATURES: dict[str, str] = {
     "num_requests_running, num_requests_waiting, kv_cache_usage_perc, "
     "num_preemptions_total, ..., cache_config}}; full values in SniffResult.metrics",
 }
+# Signatures that say how something is configured (how the engine was started, which
+# version is installed), not how it behaved: a subject known only through these was
+# described, not observed, so a rule that stays silent on it refutes nothing.
+CONFIGURATION_SIGNATURES = frozenset(
+    {
+        "vllm.command-line",
+        "vllm.llm-kwargs",
+        "vllm.engine-args",
+        "vllm.package-version",
+        "vllm.version",
+    }
+)
 # Fields any observation may carry from the line's prefixes: timestamp, process, pid,
 # rank, service (docker-compose), pod and container (kubectl logs --prefix).
 
@@ -122,6 +134,25 @@ class MetricsEvidence:
         }
 
 
+@dataclass(frozen=True)
+class Fragment:
+    """A pod-spec excerpt wrapped into a manifest for the linter (evidence/fragments.py)."""
+
+    path: str
+    start: int  # index of the excerpt's first line in the input
+    end: int  # exclusive
+    level: str  # container | pod | controller (evidence/fragments.py SCOPES_SEEN)
+    text: str  # the wrapped manifest
+    header: int  # how many wrapper lines precede the excerpt in `text`
+    first_line: int  # 1-based line number of the excerpt's first line in the input
+
+    def original_line(self, line: int | None) -> int:
+        """The input's line number for a 1-based line of the wrapped text."""
+        if line is None or line <= self.header:
+            return self.first_line
+        return self.first_line + line - self.header - 1
+
+
 @dataclass
 class SniffResult:
     # per input: {"path", "recognised_as": [formats], "lines", "observations",
@@ -136,6 +167,7 @@ class SniffResult:
     errors: list[InputError] = field(default_factory=list)
     # lines recognised as no evidence format (the person's own words), for free-text triage
     prose: list[tuple[Location, str]] = field(default_factory=list)
+    fragments: list[Fragment] = field(default_factory=list)  # pod-spec excerpts, wrapped
 
     def extend(self, other: SniffResult) -> None:
         self.sources.extend(other.sources)
@@ -145,6 +177,7 @@ class SniffResult:
         self.manifest_texts.extend(other.manifest_texts)
         self.errors.extend(other.errors)
         self.prose.extend(other.prose)
+        self.fragments.extend(other.fragments)
 
     def by_signature(self, signature: str) -> list[Observation]:
         return [o for o in self.observations if o.signature == signature]

@@ -73,7 +73,7 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
         found.extend(metric_blocks)
         blocks = _without_overlaps(found)
         result.metrics.extend(_kept_metrics(metrics, metric_blocks, blocks))
-        embedded = find_embedded(lines, path, blocks)
+        embedded = find_embedded(lines, path, blocks, result.fragments)
         blocks.extend(b for b in embedded.blocks if not any(b.overlaps(o) for o in blocks))
         for start, end in embedded.manifest_spans:
             if any(o.overlaps(Block("manifest", start, end)) for o in blocks):

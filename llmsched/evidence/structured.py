@@ -18,8 +18,10 @@ import yaml
 
 from llmsched.errors import InputFileError
 from llmsched.evidence.block import Block, observation
+from llmsched.evidence.fragments import find_fragments
 from llmsched.evidence.k8s_events import event_context, event_items
 from llmsched.evidence.normalise import Line
+from llmsched.evidence.observations import Fragment
 from llmsched.manifest.yaml_marks import DataBuilder, compose_documents, node_mark
 
 _DOC_START = re.compile(r"^(?:apiVersion|kind):\s*\S")
@@ -52,8 +54,15 @@ def read_whole(text: str, lines: Sequence[Line], path: str) -> Documents | None:
     return result
 
 
-def find_embedded(lines: Sequence[Line], path: str, taken: Sequence[Block]) -> Documents:
-    """Manifests (and event lists) pasted between other text."""
+def find_embedded(
+    lines: Sequence[Line],
+    path: str,
+    taken: Sequence[Block],
+    fragments: list[Fragment] | None = None,
+) -> Documents:
+    """Manifests (and event lists) pasted between other text; `fragments`, when given,
+    receives the pod-spec excerpts outside them (evidence/fragments.py): they stay lines
+    to read as messages and words, so they are no block."""
     result = Documents()
     index = 0
     while index < len(lines):
@@ -73,6 +82,9 @@ def find_embedded(lines: Sequence[Line], path: str, taken: Sequence[Block]) -> D
         if docs:
             _classify(docs, start, end, lines, path, result)
         index = max(end, index + 1)
+    if fragments is not None:
+        manifests = [Block("manifest", start, end) for start, end in result.manifest_spans]
+        fragments.extend(find_fragments(lines, path, [*taken, *manifests]))
     return result
 
 

@@ -208,6 +208,15 @@ def _pick_variant(family: str, memory_gib: int | None, form: str | None) -> GPU 
     return None
 
 
+def resource_slice(base: GPU, resource: str) -> GPU:
+    """The device one unit of `resource` gives on a `base` card: a MIG slice for the MIG
+    mixed strategy's `nvidia.com/mig-3g.40gb`, else the whole card."""
+    found = _MIG_RE.search(resource.lower()) if resource.startswith("nvidia.com/mig-") else None
+    if found is None:
+        return base
+    return mig_slice(base, compute_slices=int(found.group(1)), memory_gb=int(found.group(2)))
+
+
 def mig_slice(base: GPU, *, compute_slices: int, memory_gb: int) -> GPU:
     """One MIG instance of `base`: its own memory, and compute and bandwidth pro rata."""
     memory_bytes = memory_gb * GiB
@@ -237,6 +246,12 @@ AMD_PRODUCT_LABEL = "amd.com/gpu.product-name"  # ROCm node labeller
 AMD_LEGACY_PRODUCT_LABEL = "beta.amd.com/gpu.product-name"
 AMD_DEVICE_ID_LABEL = "amd.com/gpu.device-id"
 AMD_LEGACY_DEVICE_ID_LABEL = "beta.amd.com/gpu.device-id"
+# Chinese clouds' GPU-card labels, valued like GPU feature discovery's product names:
+# Volcengine VKE (Tesla-A100-80G, NVIDIA-L20: vllm-project/aibrix samples pin on it) and
+# Alibaba ACK (Tesla-V100-SXM2-16GB: AliyunContainerService gpushare-device-plugin's
+# cardNameKey).
+VKE_GPU_NAME_LABEL = "machine.cluster.vke.volcengine.com/gpu-name"
+ACK_GPU_NAME_LABEL = "aliyun.accelerator/nvidia_name"
 
 # Label keys whose value pins a GPU model (K8S003: a nodeSelector / nodeAffinity term on one
 # of these keeps a workload off the weaker cards of a mixed pool), most specific first.
@@ -252,6 +267,8 @@ GPU_MODEL_LABEL_KEYS: tuple[str, ...] = (
     LEGACY_INSTANCE_TYPE_LABEL,
     KARPENTER_FAMILY_LABEL,
     EKSCTL_ACCELERATOR_LABEL,
+    VKE_GPU_NAME_LABEL,
+    ACK_GPU_NAME_LABEL,
 )
 
 def gpu_from_instance_type(instance_type: str) -> GPU | None:
@@ -272,7 +289,8 @@ def gpu_from_label(key: str, value: str) -> GPU | None:
     """The GPU one `key: value` label (or nodeSelector term) pins, if it pins a known one."""
     value = value.strip()
     if key in (PRODUCT_LABEL, AMD_PRODUCT_LABEL, AMD_LEGACY_PRODUCT_LABEL,
-               EKSCTL_ACCELERATOR_LABEL, KARPENTER_GPU_NAME_LABEL):
+               EKSCTL_ACCELERATOR_LABEL, KARPENTER_GPU_NAME_LABEL, VKE_GPU_NAME_LABEL,
+               ACK_GPU_NAME_LABEL):
         return lookup_gpu(value)
     if key in (AMD_DEVICE_ID_LABEL, AMD_LEGACY_DEVICE_ID_LABEL):
         return _catalogue().named(_catalogue().amd_device_ids.get(value.lower()))

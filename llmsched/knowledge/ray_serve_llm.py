@@ -1,4 +1,5 @@
-"""Ray Serve LLM facts that depend on the Ray version: the default placement strategy.
+"""Ray Serve LLM facts that depend on the Ray version: the default placement strategy, and
+the vLLM a Ray LLM image ships (`ray_vllm.yaml`, one row per Ray release with its source).
 
 Until Ray 2.49 an engine replica's placement group was STRICT_PACK when pipeline parallel
 size is 1 (all TP workers on one node) and PACK otherwise: ray-project/ray
@@ -13,6 +14,11 @@ from __future__ import annotations
 
 import re
 
+from llmsched.knowledge.data_files import KNOWLEDGE_DIR, load_shipped
+
+RAY_VLLM_PATH = KNOWLEDGE_DIR / "ray_vllm.yaml"
+RAY_VLLM_SCHEMA_PATH = KNOWLEDGE_DIR / "ray_vllm.schema.json"
+_RAY_LLM_IMAGES = ("ray-llm",)  # rayproject/ray and ray-ml images ship no vLLM of Ray's choosing
 _RAY_IMAGE_TAG = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 _RAY_IMAGES = ("ray", "ray-ml", "ray-llm")
 LAST_STRICT_PACK_DEFAULT = (2, 49)
@@ -39,6 +45,24 @@ def ray_version_from_image(image: str | None) -> tuple[int, ...] | None:
     if repo not in _RAY_IMAGES or not tag:
         return None
     return ray_version(tag)
+
+
+def ray_image_vllm(image: str | None) -> str | None:
+    """The vLLM a `rayproject/ray-llm:<ray>-...` image ships ("0.10.2"); None when the image
+    is no Ray LLM image or its Ray release is not in `ray_vllm.yaml`."""
+    if not image:
+        return None
+    last = image.partition("@")[0].rsplit("/", 1)[-1]
+    if last.partition(":")[0] not in _RAY_LLM_IMAGES:
+        return None
+    version = ray_version_from_image(image)
+    if version is None or len(version) < 2:
+        return None
+    minor = f"{version[0]}.{version[1]}"
+    for row in load_shipped(RAY_VLLM_PATH)["releases"]:
+        if row["ray"] == minor and row["exact"]:
+            return str(row["vllm"])
+    return None
 
 
 def default_placement_strategy(

@@ -187,7 +187,8 @@ def _ray_params_from_argv(args: Sequence[str]) -> dict[str, Any]:
 
 
 def shell_script_index(words: Sequence[str]) -> int | None:
-    """`sh -c SCRIPT`, `bash -lc SCRIPT`, `/bin/bash -ec SCRIPT`: index of SCRIPT."""
+    """`sh -c SCRIPT`, `bash -lc SCRIPT`, `/bin/bash -ec SCRIPT`: index of SCRIPT. A `--`
+    right after the option ends the options (`bash -lc -- SCRIPT`): the script follows it."""
     if not words or posixpath.basename(words[0]) not in _SHELLS:
         return None
     for index in range(1, len(words)):
@@ -195,7 +196,8 @@ def shell_script_index(words: Sequence[str]) -> int | None:
         if not word.startswith("-") or word.startswith("--"):
             return None
         if "c" in word[1:]:
-            return index + 1 if index + 1 < len(words) else None
+            script = index + 2 if words[index + 1 : index + 2] == ["--"] else index + 1
+            return script if script < len(words) else None
     return None
 
 

@@ -22,6 +22,20 @@ def is_chart(directory: str) -> bool:
     return os.path.isfile(os.path.join(directory, CHART_FILE))
 
 
+def enclosing_chart(path: str) -> str | None:
+    """The chart whose `templates/` holds `path` (a template file or folder named on its
+    own: Go templates, not YAML), or None."""
+    current = os.path.abspath(path)
+    while True:
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        if os.path.basename(current) == "templates" and is_chart(parent):
+            shown = os.path.relpath(parent)
+            return parent if shown.startswith("..") else shown
+        current = parent
+
+
 def helm_executable() -> str | None:
     return shutil.which("helm")
 

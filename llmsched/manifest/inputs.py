@@ -11,7 +11,7 @@ import fnmatch
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TextIO
 
 from llmsched.errors import InputFileError
@@ -50,6 +50,7 @@ class InputOptions:
     exclude: tuple[str, ...] = ()
     stdin_filename: str | None = None
     notices: list[InputError] | None = None
+    skipped_charts: list[str] = field(default_factory=list)  # charts left unrendered
 
     def excluded(self, path: str, top: str) -> bool:
         """`--exclude` matches the path as shown, the path below the folder walked, or
@@ -94,9 +95,20 @@ def iter_inputs(
         if given == "-":
             yield ManifestInput(options.stdin_filename or STDIN_PATH, None)
             continue
-        if os.path.isdir(given):
+        chart = helm.enclosing_chart(given) if os.path.lexists(given) else None
+        found: list[ManifestInput] | None
+        if chart is not None:  # a template file or folder of a chart: the chart is the input
+            found = _chart_input(chart, options)
+        elif os.path.isdir(given):
+            skipped = len(options.skipped_charts)
             found = _walk_directory(given, errors, options)
-            if found is not None and not found and not helm.is_chart(given):
+            # a folder whose manifests are all in skipped charts has been noticed already
+            if (
+                found is not None
+                and not found
+                and not helm.is_chart(given)
+                and len(options.skipped_charts) == skipped
+            ):
                 errors.append(
                     InputError(
                         "no *.yaml, *.yml or *.json files in this directory", Location(given)
@@ -152,7 +164,9 @@ def _walk_directory(
 def _chart_input(directory: str, options: InputOptions) -> list[ManifestInput]:
     """A chart to render, or none (and a notice) when `helm` is not on PATH."""
     if helm.helm_executable() is None:
-        options.notice(helm.skipped_notice(directory), directory)
+        if directory not in options.skipped_charts:
+            options.notice(helm.skipped_notice(directory), directory)
+        options.skipped_charts.append(directory)
         return []
     return [ManifestInput(directory, None, chart=directory)]
 

@@ -17,11 +17,8 @@ from llmsched.manifest.kserve import (
     LLMInferenceServiceWalker,
     ServingRuntimeWalker,
 )
-from llmsched.manifest.operator_crds import (
-    DynamoGraphDeploymentWalker,
-    KubeAIModelWalker,
-    VLLMRuntimeWalker,
-)
+from llmsched.manifest.kubeai import KubeAIModelWalker
+from llmsched.manifest.operator_crds import DynamoGraphDeploymentWalker, VLLMRuntimeWalker
 from llmsched.manifest.serve_config import serve_config_engines
 from llmsched.manifest.views import Path, PodTemplateView, VllmInvocation, Workload
 from llmsched.manifest.walker import RayParams, WorkloadWalker, as_int, mapping

@@ -5,11 +5,14 @@ downloads it into an emptyDir at /mnt/models before the server starts) or, for t
 huggingface runtime, by `--model_id` (the server downloads it into the Hugging Face cache).
 kserve/kserve config/llmisvc/config-llm-template.yaml: an LLMInferenceService's `main`
 container runs `vllm serve <model>` with HF_HUB_CACHE=/models on an emptyDir `model-cache`,
-and `spec.parallelism` becomes vLLM's parallel sizes.
+and `spec.parallelism` becomes vLLM's parallel sizes. The template's script appends the
+`VLLM_ADDITIONAL_ARGS` env var, unquoted, before the container's own args
+(charts/kserve-runtime-configs/files/llmisvcconfigs/resources.yaml).
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -233,6 +236,7 @@ class LLMInferenceServiceWalker(OperatorWalker):
                 if as_int(parallelism.get(key)) is not None:
                     where = ArgLocation((*base, "parallelism", key))
                     argv += [(flag, where), (str(parallelism[key]), where)]
+            argv += _env_args(main.get("env"), path)
             argv += [
                 (str(v), ArgLocation((*path, "args", i)))
                 for i, v in enumerate(main.get("args") or [])
@@ -270,3 +274,17 @@ class LLMInferenceServiceWalker(OperatorWalker):
                 group_pods=group_pods,
             )
         return views
+
+
+def _env_args(env: Any, path: Path) -> list[Token]:
+    """The words of a literal `VLLM_ADDITIONAL_ARGS` env value, located at that env entry."""
+    for index, item in enumerate(env if isinstance(env, list) else []):
+        item = mapping(item)
+        if item.get("name") == "VLLM_ADDITIONAL_ARGS" and isinstance(item.get("value"), str):
+            try:
+                words = shlex.split(item["value"])
+            except ValueError:  # an unbalanced quote: the shell would refuse it too
+                return []
+            where = ArgLocation((*path, "env", index, "value"))
+            return [(word, where) for word in words]
+    return []

@@ -1,9 +1,9 @@
 """LLM-serving operators whose custom resources say what pods they make, not the pods.
 
-KubeAI `Model`, vLLM production-stack `VLLMRuntime`, KServe `LLMInferenceService` and NVIDIA
+vLLM production-stack `VLLMRuntime`, KServe `LLMInferenceService` and NVIDIA
 Dynamo `DynamoGraphDeployment`: each walker rebuilds the vLLM pod the operator creates from
 the resource's fields, as the operator's own code does (cited on each walker), with every
-vLLM argument located at the field it came from.
+vLLM argument located at the field it came from. KubeAI `Model` is in `kubeai`.
 """
 
 from __future__ import annotations
@@ -35,13 +35,13 @@ def hf_repo(uri: Any) -> str | None:
     return repo.split("@", 1)[0] or None
 
 
-def _tokens(items: Any, path: Path) -> list[Token]:
+def arg_tokens(items: Any, path: Path) -> list[Token]:
     if not isinstance(items, list):
         return []
     return [(str(v), ArgLocation((*path, i))) for i, v in enumerate(items) if v is not None]
 
 
-def _env_list(env: Any) -> list[Mapping[str, Any]]:
+def env_list(env: Any) -> list[Mapping[str, Any]]:
     """A container env list from a list of {name, value} or a name -> value mapping."""
     if isinstance(env, Mapping):
         return [{"name": str(k), "value": str(v)} for k, v in env.items()]
@@ -92,6 +92,8 @@ class OperatorWalker(WorkloadWalker):
         containers: Sequence[ContainerView],
         *,
         group_pods: int = 1,
+        node_profile: str | None = None,
+        node_profile_gpu: str | None = None,
     ) -> PodTemplateView:
         return PodTemplateView(
             role=role,
@@ -104,82 +106,9 @@ class OperatorWalker(WorkloadWalker):
             containers=tuple(containers),
             group_pods=group_pods,
             rebuilt=True,
+            node_profile=node_profile,
+            node_profile_gpu=node_profile_gpu,
         )
-
-
-# --- KubeAI: kubeai.org/v1 Model ------------------------------------------------------------
-# substratusai/kubeai internal/modelcontroller/engine_vllm.go (vLLMPodForModel): container
-# "server" runs `python3 -m vllm.entrypoints.openai.api_server --model=<hf repo, or the cache
-# dir with a cacheProfile> --served-model-name=<name> <spec.args>`, env from spec.env, a
-# 3-hour startup probe on /health and a Memory emptyDir on /dev/shm. charts/kubeai/values.yaml:
-# the `nvidia-gpu-*` resource profiles set nvidia.com/gpu (times the `:count`) and tolerate
-# nvidia.com/gpu=present:NoSchedule; the image comes from the operator's config.
-
-_KUBEAI_PROBE = {"httpGet": {"path": "/health", "port": "http"}, "timeoutSeconds": 2}
-_KUBEAI_CACHE_DIR = "/models"  # the cache profile's shared volume (the exact dir is per model)
-_GPU_PROFILES = {"nvidia-gpu": "nvidia.com/gpu", "amd-gpu": "amd.com/gpu"}
-
-
-def _kubeai_profile(value: Any) -> tuple[str, int]:
-    name, _, count = str(value or "").partition(":")
-    return name, as_int(count, default=1) or 1
-
-
-class KubeAIModelWalker(OperatorWalker):
-    kinds = ("Model",)
-    api_groups = ("kubeai.org",)
-
-    def templates(self, obj: Mapping[str, Any], spec: Mapping[str, Any]) -> list[PodTemplateView]:
-        if str(spec.get("engine") or "").upper() != "VLLM":
-            return []  # OLlama, Infinity, FasterWhisper: no vLLM to judge
-        name = str(mapping(obj.get("metadata")).get("name") or "")
-        profile, count = _kubeai_profile(spec.get("resourceProfile"))
-        resource = next((r for p, r in _GPU_PROFILES.items() if profile.startswith(p)), None)
-        resources = {"limits": {resource: count}, "requests": {resource: count}} if resource else {}
-        url = spec.get("url")
-        repo = hf_repo(url)
-        volumes: list[Mapping[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
-        mounts: list[Mapping[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]
-        model = repo or str(url or "")
-        if spec.get("cacheProfile"):
-            model = f"{_KUBEAI_CACHE_DIR}/{name}"
-            volumes.append({"name": "models", "persistentVolumeClaim": {"claimName": "cache"}})
-            mounts.append({"name": "models", "mountPath": _KUBEAI_CACHE_DIR, "readOnly": True})
-        argv: list[Token] = [
-            (f"--model={model}", ArgLocation(("spec", "url"))),
-            (f"--served-model-name={name}", ArgLocation(("metadata", "name"))),
-            *_tokens(spec.get("args"), ("spec", "args")),
-        ]
-        data: dict[str, Any] = {
-            "name": "server",
-            "command": ["python3", "-m", "vllm.entrypoints.openai.api_server"],
-            "env": _env_list(spec.get("env")),
-            "resources": resources,
-            "volumeMounts": mounts,
-            "startupProbe": {**_KUBEAI_PROBE, "failureThreshold": 5400, "periodSeconds": 2},
-            "readinessProbe": {**_KUBEAI_PROBE, "failureThreshold": 3, "periodSeconds": 10},
-            "livenessProbe": {**_KUBEAI_PROBE, "failureThreshold": 3, "periodSeconds": 30},
-        }
-        if spec.get("image"):
-            data["image"] = spec["image"]
-        gpu = profile.split("-gpu-", 1)[1] if "-gpu-" in profile else None
-        container = self.engine_container(
-            data,
-            ("spec",),
-            argv,
-            ArgLocation(("spec", "engine")),
-            model_id=repo if spec.get("cacheProfile") else None,
-            extras={"accelerator_type": gpu} if gpu else None,
-        )
-        pod: dict[str, Any] = {"containers": [data], "volumes": volumes}
-        if resource == "nvidia.com/gpu":
-            pod["tolerations"] = [
-                {"key": resource, "operator": "Equal", "value": "present", "effect": "NoSchedule"}
-            ]
-        replicas = as_int(spec.get("replicas"))
-        if replicas is None:
-            replicas = max(as_int(spec.get("minReplicas"), default=0) or 0, 1)
-        return [self.pod("model", None, replicas, ("spec",), pod, [container])]
 
 
 # --- vLLM production-stack: production-stack.vllm.ai/v1alpha1 VLLMRuntime -------------------
@@ -229,7 +158,7 @@ class VLLMRuntimeWalker(OperatorWalker):
             if value not in (None, "", 0):
                 where = ArgLocation(("spec", section, key))
                 argv += [(flag, where), (str(value), where)]
-        argv += _tokens(config.get("extraArgs"), ("spec", "vllmConfig", "extraArgs"))
+        argv += arg_tokens(config.get("extraArgs"), ("spec", "vllmConfig", "extraArgs"))
         resources = mapping(deploy.get("resources"))
         limits: dict[str, Any] = {}
         for key in ("cpu", "memory"):
@@ -239,7 +168,7 @@ class VLLMRuntimeWalker(OperatorWalker):
             limits[str(resources.get("gpuType") or "nvidia.com/gpu")] = resources["gpu"]
         env = [
             {"name": "VLLM_USE_V1", "value": "1" if config.get("v1") else "0"},
-            *_env_list(config.get("env")),
+            *env_list(config.get("env")),
         ]
         image = mapping(deploy.get("image"))
         storage = mapping(spec.get("storageConfig"))

@@ -97,6 +97,10 @@ class PodTemplateView:
     ray_start_params_path: Path | None = None
     group_pods: int = 1  # pods in one replica group across templates (LWS size, KubeRay hosts)
     rebuilt: bool = False  # `spec` rebuilt from an operator's resource (see ContainerView)
+    # An operator's node profile that picks the nodes outside the manifest (KubeAI
+    # `resourceProfile`), and the GPU model its name says ("l4" in nvidia-gpu-l4), if any.
+    node_profile: str | None = None
+    node_profile_gpu: str | None = None
 
     @property
     def main_containers(self) -> tuple[ContainerView, ...]:

@@ -127,6 +127,8 @@ def _number(value: object) -> object:
 
 def _confirmation_line(confirmation: dict) -> str:
     status = confirmation.get("status", "?")
+    if confirmation.get("kind") == "fleet" and confirmation.get("sentence"):
+        return f"fleet replay: {confirmation['sentence']}"
     text = f"replay: {status}"
     replayed = confirmation.get("replayed") or {}
     remedy = confirmation.get("remedy") or {}
@@ -145,6 +147,8 @@ def _confirmation_line(confirmation: dict) -> str:
                 text += f"; {side}: " + ", ".join(judgement[side])
     if remedy.get("note"):
         text += f". {remedy['note']}"
+    if (confirmation.get("replicas") or {}).get("sentence"):
+        text += f". Fleet replay: {confirmation['replicas']['sentence']}"
     if confirmation.get("reason"):
         text += f" ({confirmation['reason']})"
     return text

@@ -112,3 +112,17 @@ def test_secret_like_keys_outside_env_never_reach_the_bundle(workdir: Path) -> N
     for fmt in FORMATS:
         report = llmsched("diagnose", "--bundle", str(out), "--no-replay", "-o", fmt, cwd=workdir)
         assert planted(report.stdout + report.stderr) == set()
+
+
+def test_a_secret_manifest_is_counted_by_kind_and_its_value_kept_out(tmp_path: Path) -> None:
+    """The lint summary's tally by kind is llmsched's own count: `Secret` there is a kind,
+    not a credential, while the Secret object's data never appears."""
+    manifest = tmp_path / "secret.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: hf\n"
+        "stringData:\n  token: hf_plantedHfToken0008abcdefgh\n"
+    )
+    result = llmsched("checklist", "lint", str(manifest), "-o", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["summary"]["objects_by_kind"] == {"Secret": 1}
+    assert not planted(result.stdout)

@@ -509,6 +509,12 @@ def test_storm_on_the_replica_that_landed_on_a_weaker_gpu(tmp_path: Path) -> Non
     assert evidence(weaker, "gpu_product") == "NVIDIA-L4"
     assert evidence(weaker, "faster_siblings") == [f"{fast} (NVIDIA-H100-80GB-HBM3)"]
     assert evidence(weaker, "products_by_owner") == ["NVIDIA-H100-80GB-HBM3", "NVIDIA-L4"]
+    # the fleet replay: the L4 replica slower than the H100 one; the idle H100 counts as idle
+    fleet = weaker.confirmation
+    assert fleet is not None and fleet["status"] == "confirmed"
+    assert fleet["replayed"]["weaker_gpu"] == "NVIDIA-L4"
+    assert fleet["replayed"]["weaker_e2e_p90"] > fleet["replayed"]["stronger_e2e_p90"]
+    assert "assumptions" not in fleet
     [storm] = rules["DVLLM02"]
     assert storm.subject.name == f"{NS}_{slow}"  # the H100 replica is calm
     # two layers are nearly as sure: the verdict names vLLM's symptom with less confidence

@@ -4,12 +4,24 @@ the opposite."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from llmsched.diagnose.facts import Subject as FactSubject
 from llmsched.diagnose.facts import build_facts
 from llmsched.diagnose.ranking import RankedFinding
-from llmsched.diagnose.words import CONFIRMED, NOT_SHOWN, WORDS_ONLY, counts, weigh_words
+from llmsched.diagnose.run import run_diagnose
+from llmsched.diagnose.words import (
+    CONFIRMED,
+    NOT_SHOWN,
+    WORDS_ONLY,
+    counts,
+    observed,
+    weigh_words,
+)
 from llmsched.engine.loader import load_rules
+from llmsched.evidence.observations import Observation
 from llmsched.evidence.triage import triage_words
-from llmsched.model import Finding, Layer, Location, Severity, Subject
+from llmsched.model import Finding, Layer, Location, Report, Severity, Subject
 
 SPECS = {s.code: s for s in load_rules([], kind="diagnose")}
 
@@ -119,3 +131,42 @@ def test_contradicted_candidates_count_for_nothing() -> None:
     assert not counts([{"status": NOT_SHOWN}]) and counts(
         [{"status": NOT_SHOWN}, {"status": WORDS_ONLY}]
     )
+
+
+def _diagnose(tmp_path: Path, text: str) -> Report:
+    paste = tmp_path / "paste.txt"
+    paste.write_text(text, encoding="utf-8")
+    return run_diagnose(paths=[str(paste)])
+
+
+def test_a_command_line_alone_does_not_refute_the_words(tmp_path: Path) -> None:
+    # the command line makes an engine subject, but says how it was started, not how it
+    # behaved: the rules that stay silent on it have seen nothing to contradict the words
+    report = _diagnose(
+        tmp_path,
+        "vllm serve meta-llama/Llama-3.1-8B --max-model-len 4096 --port 8000\n"
+        "Clients get 400s: their prompts are longer than the limit we set.\n",
+    )
+    assert report.stats["sources"][0]["recognised_as"]  # the command line was read
+    assert report.verdict is not None and report.verdict["rule"] == "DVLLM08"
+    assert report.verdict["basis"].startswith("words only")
+    assert report.triage and report.triage[0]["status"] == WORDS_ONLY
+
+
+def test_a_running_engine_that_shows_otherwise_still_refutes_the_words(tmp_path: Path) -> None:
+    stats = (
+        "INFO 05-01 10:00:00 metrics.py:349] Avg prompt throughput: 120.0 tokens/s, "
+        "Avg generation throughput: 800.0 tokens/s, Running: 3 reqs, Swapped: 0 reqs, "
+        "Pending: 0 reqs, GPU KV cache usage: 4.0%, CPU KV cache usage: 0.0%.\n"
+    )
+    report = _diagnose(tmp_path, stats + "I think the KV cache is full.\n")
+    entry = next(e for e in report.triage if e["rule"] == "DVLLM02")
+    assert entry["status"] == NOT_SHOWN
+
+
+def test_observed_means_more_than_configuration() -> None:
+    command = Observation("vllm.command-line", "vllm", "vllm-log", "vllm serve m", None, {})
+    stats = Observation("vllm.stats", "vllm", "vllm-log", "Avg prompt throughput", None, {})
+    assert not observed(FactSubject("endpoint", "e", {}, [command]))
+    assert observed(FactSubject("endpoint", "e", {}, [command, stats]))
+    assert observed(FactSubject("endpoint", "live", {}))  # collected live: no observations

@@ -15,6 +15,7 @@ from llmsched.engine.functions.kubernetes import (
 )
 from llmsched.engine.functions.ray import accelerator_types, ray_param, unbounded_retries
 from llmsched.engine.functions.scaling import scaler_metrics, scales_on_serving_metric
+from llmsched.engine.functions.strings import image_name
 
 
 @pytest.mark.parametrize(
@@ -66,6 +67,15 @@ def test_spread() -> None:
 )
 def test_image_tag(image: str, tag: str) -> None:
     assert image_tag(image) == tag
+
+
+@pytest.mark.parametrize(
+    ("image", "name"),
+    [("ghcr.io/vllm-project/semantic-router/extproc:latest", "extproc"),
+     ("registry:5000/vllm/vllm-openai@sha256:abc", "vllm-openai"), ("vllm", "vllm"), (None, "")],
+)
+def test_image_name(image: str | None, name: str) -> None:
+    assert image_name(image) == name
 
 
 def test_scaler_metrics() -> None:

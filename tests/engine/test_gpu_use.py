@@ -27,6 +27,8 @@ def _judge(container: dict[str, Any]) -> tuple[bool, str]:
     ("container", "why"),
     [
         ({"resources": {"limits": {"nvidia.com/gpu": 1}}}, "resources nvidia.com/gpu"),
+        ({"resources": {"limits": {"nvidia.com/mig-3g.40gb": 1}}},
+         "resources nvidia.com/mig-3g.40gb"),
         ({"image": "vllm/vllm-openai:v0.10.1", "args": ["--model", "m"]}, "runs vLLM"),
         ({"env": [{"name": "CUDA_VISIBLE_DEVICES", "value": "0"}]}, "env CUDA_VISIBLE_DEVICES=0"),
         ({"command": ["sh", "-c", "ray start --head --num-gpus=2 --block"]},
@@ -42,6 +44,11 @@ def test_each_sign_of_gpu_work_is_named(container: dict[str, Any], why: str) -> 
     [
         {"env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]},
         {"image": "vllm/vllm-openai-cpu:v0.10.1", "args": ["--device", "cpu"]},
+        # vLLM's CPU and TPU builds, with no --device flag: the image or the resource says it
+        {"image": "registry.example/vllm-cpu-release-repo:v0.9.1",
+         "command": ["vllm", "serve", "Qwen/Qwen2.5-0.5B-Instruct"]},
+        {"image": "vllm/vllm-tpu:v0.10.0", "command": ["vllm", "serve", "m"],
+         "resources": {"limits": {"google.com/tpu": 4}}},
         {"command": ["sh", "-c", "ray start --head --num-gpus=0 --block"]},
     ],
 )

@@ -19,6 +19,7 @@ from llmsched.knowledge.gpus import (
     gpu_from_node_labels,
     lookup_gpu,
     require_gpu,
+    resource_slice,
 )
 from llmsched.knowledge.vllm import defaults as defaults_module
 
@@ -180,6 +181,8 @@ def test_weak_flag_follows_compute_class() -> None:
         ({"karpenter.k8s.aws/instance-family": "g6e"}, "L40S"),
         ({"amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM"}, "MI300X"),
         ({"amd.com/gpu.device-id": "74a1"}, "MI300X"),
+        ({"machine.cluster.vke.volcengine.com/gpu-name": "Tesla-A100-80G"}, "A100-80GB"),
+        ({"aliyun.accelerator/nvidia_name": "Tesla-V100-SXM2-16GB"}, "V100-16GB"),
     ],
 )
 def test_gpu_from_node_labels(labels: dict[str, str], expected: str) -> None:
@@ -304,3 +307,11 @@ def test_a_malformed_catalogue_is_refused(tmp_path: Path) -> None:
 def test_every_shipped_catalogue_matches_its_schema(catalogue: Path, schema: Path) -> None:
     # the package loads them without the schema (start-up time): this is where it is checked
     assert load_checked(catalogue, schema) == load_shipped(catalogue)
+
+
+def test_a_mig_resource_gives_one_slice_of_the_card() -> None:
+    a100 = lookup_gpu("A100-80GB")
+    assert a100 is not None
+    mig = resource_slice(a100, "nvidia.com/mig-3g.40gb")
+    assert mig.name == "A100-80GB MIG 3g.40gb" and mig.memory_gib == 40
+    assert resource_slice(a100, "nvidia.com/gpu") is a100

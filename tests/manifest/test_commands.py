@@ -68,6 +68,9 @@ def test_find_ray_start(words: list[str], params: dict[str, Any] | None) -> None
         (["bash", "--login", "-c", "x"], None),
         (["sh", "-c"], None),
         (["python", "-c", "x"], None),
+        # `--` ends the shell's options; the script is the word after it
+        (["/bin/bash", "-lc", "--", "x"], 3),
+        (["sh", "-c", "--"], None),
     ],
 )
 def test_shell_script_index(words: list[str], index: int | None) -> None:

@@ -42,3 +42,14 @@ def test_sources_before_each_document() -> None:
     assert sources.before(1, -1) == "a/templates/x.yaml"
     assert sources.before(3, 2) is None  # the comment above belongs to the document before
     assert sources.before(6, 4) == "a/templates/y.yaml"
+
+
+def test_enclosing_chart_is_found_from_its_templates_only(tmp_path: Path) -> None:
+    chart = tmp_path / "c"
+    (chart / "templates" / "sub").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("name: c\n")
+    (chart / "values.yaml").write_text("a: 1\n")
+    assert helm.enclosing_chart(str(chart / "templates" / "sub")) == str(chart)
+    assert helm.enclosing_chart(str(chart / "templates")) == str(chart)
+    assert helm.enclosing_chart(str(chart / "values.yaml")) is None  # not a template
+    assert helm.enclosing_chart(str(tmp_path)) is None

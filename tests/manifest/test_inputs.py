@@ -178,3 +178,36 @@ def test_stdin_mixed_with_files(data_dir: Path) -> None:
 def test_usage_errors_raise(paths: list[str]) -> None:
     with pytest.raises(InputFileError):
         load_manifests(paths, stdin=io.StringIO(""))
+
+
+def test_a_folder_holding_only_a_skipped_chart_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-helm-here"))
+    chart = tmp_path / "deploy" / "mychart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: mychart\nversion: 0.1.0\n")
+    (chart / "templates" / "deployment.yaml").write_text("kind: {{ .Values.kind }}\n")
+
+    result = load_manifests([str(tmp_path / "deploy")])
+
+    assert result.errors == []  # the chart's notice says why nothing was read
+    (notice,) = result.notices
+    assert "`helm` is not on PATH" in notice.message
+
+
+def test_a_chart_template_named_on_its_own_stands_for_its_chart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-helm-here"))
+    chart = tmp_path / "mychart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: mychart\nversion: 0.1.0\n")
+    template = chart / "templates" / "deployment.yaml"
+    template.write_text("{{- if .Values.enabled }}\nkind: Deployment\n{{- end }}\n")
+
+    result = load_manifests([str(template), str(chart / "templates")])
+
+    assert result.errors == []  # Go templates are not read as YAML
+    (notice,) = result.notices  # one notice for the one chart
+    assert "is a Helm chart" in notice.message and str(chart) in str(notice)

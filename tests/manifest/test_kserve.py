@@ -63,3 +63,31 @@ def test_llm_inference_service_multinode_data_parallel() -> None:
     inv = leader.containers[0].vllm
     assert inv is not None and inv.model == "pvc://models/deepseek"
     assert (inv.explicit["data_parallel_size"], inv.explicit["data_parallel_size_local"]) == (16, 8)
+
+
+def test_llm_inference_service_reads_the_additional_args_env() -> None:
+    doc: dict[str, Any] = {
+        "apiVersion": "serving.kserve.io/v1alpha2",
+        "kind": "LLMInferenceService",
+        "metadata": {"name": "env-args"},
+        "spec": {
+            "model": {"uri": "hf://Qwen/Qwen2.5-7B-Instruct"},
+            "template": {"containers": [{
+                "name": "main",
+                "env": [
+                    {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "t", "key": "k"}}},
+                    {"name": "VLLM_ADDITIONAL_ARGS",
+                     "value": "--max-model-len 4096 --gpu-memory-utilization=0.7 --enforce-eager"},
+                ],
+                "args": ["--max-num-seqs", "64"],
+            }]},
+        },
+    }  # fmt: skip
+    workload = extract_workload(doc)
+    assert workload is not None
+    inv = workload.templates[0].containers[0].vllm
+    assert inv is not None
+    assert (inv.explicit["max_model_len"], inv.explicit["gpu_memory_utilization"]) == (4096, 0.7)
+    assert inv.explicit["enforce_eager"] is True and inv.explicit["max_num_seqs"] == 64
+    where = ("spec", "template", "containers", 0, "env", 1, "value")
+    assert inv.locations["max_model_len"].path == where

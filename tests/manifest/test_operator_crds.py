@@ -1,32 +1,12 @@
-"""KubeAI Model, production-stack VLLMRuntime and Dynamo DynamoGraphDeployment as the pods
+"""Production-stack VLLMRuntime and Dynamo DynamoGraphDeployment as the pods
 their operators make; AIBrix RayClusterFleet as a Ray cluster."""
 
 from __future__ import annotations
 
-from pathlib import Path as FsPath
-from typing import Any
-
 import pytest
-import yaml
+from manifest_helpers import operator_workload
 
-from llmsched.manifest.kinds import GenericWalker, extract_workload, walker_for
 from llmsched.manifest.operator_crds import hf_repo
-from llmsched.manifest.views import Workload
-
-DATA = FsPath(__file__).parent / "data" / "workloads" / "operator-crds.yaml"
-
-
-def _doc(name: str) -> dict[str, Any]:
-    for doc in yaml.safe_load_all(DATA.read_text()):
-        if doc and doc["metadata"]["name"] == name:
-            return dict(doc)
-    raise LookupError(name)
-
-
-def _workload(name: str) -> Workload:
-    workload = extract_workload(_doc(name))
-    assert workload is not None
-    return workload
 
 
 @pytest.mark.parametrize(
@@ -42,45 +22,8 @@ def test_hf_repo(uri: str | None, repo: str | None) -> None:
     assert hf_repo(uri) == repo
 
 
-def test_kubeai_model_is_the_vllm_pod_kubeai_makes() -> None:
-    w = _workload("llama-3.1-8b-instruct-fp8-l4")
-    (template,) = w.templates
-    (container,) = template.containers
-    inv = container.vllm
-    assert inv is not None
-    assert inv.model == "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8"
-    assert inv.explicit["served_model_name"] == ("llama-3.1-8b-instruct-fp8-l4",)
-    assert (inv.explicit["max_model_len"], inv.explicit["tensor_parallel_size"]) == (16384, 2)
-    assert inv.locations["model"].path == ("spec", "url")
-    assert inv.locations["tensor_parallel_size"].path == ("spec", "args", 1)
-    assert inv.extras["accelerator_type"] == "l4"
-    assert inv.use_v1 is True
-    # nvidia-gpu-l4:2 -> two GPUs; minReplicas 0 still makes one pod when it scales up
-    assert container.data["resources"]["limits"] == {"nvidia.com/gpu": 2}
-    assert template.replicas == 1
-    assert template.rebuilt and container.rebuilt
-    assert any(v["name"] == "dshm" for v in template.spec["volumes"])
-
-
-def test_kubeai_cache_profile_loads_from_the_cache_volume() -> None:
-    (template,) = _workload("cached-model").templates
-    inv = template.containers[0].vllm
-    assert inv is not None
-    assert inv.model is not None and inv.model.startswith("/models/")
-    assert inv.model_id == "Qwen/Qwen2.5-7B-Instruct"
-    claims = [v for v in template.spec["volumes"] if "persistentVolumeClaim" in v]
-    assert claims and template.replicas == 2
-
-
-def test_kubeai_other_engines_and_other_groups() -> None:
-    assert extract_workload(_doc("ollama-model")) is None
-    assert walker_for("Model", "example.com/v1") is GenericWalker
-    generic = _workload("not-kubeai")
-    assert [t.role for t in generic.templates] == ["template"]
-
-
 def test_vllm_runtime_flags_follow_the_operator() -> None:
-    (template,) = _workload("vllmruntime-sample").templates
+    (template,) = operator_workload("vllmruntime-sample").templates
     (container,) = template.containers
     inv = container.vllm
     assert inv is not None
@@ -102,7 +45,7 @@ def test_vllm_runtime_flags_follow_the_operator() -> None:
 
 
 def test_dynamo_services_command_and_shell_line() -> None:
-    w = _workload("vllm-disagg")
+    w = operator_workload("vllm-disagg")
     by_group = {t.group: t for t in w.templates}
     assert set(by_group) == {"Frontend", "VllmDecodeWorker", "VllmPrefillWorker"}
     assert by_group["Frontend"].containers[0].vllm is None
@@ -123,7 +66,7 @@ def test_dynamo_services_command_and_shell_line() -> None:
 
 
 def test_aibrix_fleet_is_a_ray_cluster() -> None:
-    w = _workload("qwen-coder-7b-instruct")
+    w = operator_workload("qwen-coder-7b-instruct")
     assert w.is_ray
     assert [(t.role, t.group) for t in w.templates] == [("head", "head"), ("worker", "small-group")]
     assert w.templates[0].path == ("spec", "template", "spec", "headGroupSpec", "template", "spec")

@@ -11,6 +11,7 @@ from llmsched.engine.gpu_use import container_gpu, gpu_worker_pods
 from llmsched.engine.request_length import request_length
 from llmsched.engine.scope import SubjectView
 from llmsched.engine.sizing import served_model
+from llmsched.knowledge.gpus import resource_slice
 from llmsched.manifest.gpu_pinning import pinned_gpu
 from llmsched.model import Evidence, Severity
 
@@ -40,7 +41,10 @@ def _engine_gpu(view: SubjectView) -> tuple[Any, str]:
     assert view.invocation is not None
     pod = view.template.spec if view.template is not None else None
     workers = gpu_worker_pods(view.workload) if pod is None else []
-    return pinned_gpu(pod, view.annotations, view.invocation, workers)
+    gpu, why = pinned_gpu(pod, view.annotations, view.invocation, workers)
+    if gpu is not None and view.container is not None:  # a MIG slice of the pinned card
+        gpu = resource_slice(gpu, str(container_gpu(view.container)["key"]))
+    return gpu, why
 
 
 def sizing(view: SubjectView) -> tuple[Any, Any, dict[str, Any], str | None]:
@@ -152,12 +156,12 @@ def _fitting_parallelism(
 @check("kv_max_model_len")
 def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
     capacity, model, args, why = sizing(view)
+    long_context = int(params.get("long_context", 32768))
     if capacity is None:
-        yield Outcome(not_evaluated=why)
+        yield _unsized_full_context(view, long_context) or Outcome(not_evaluated=why)
         return
     if capacity.available_kv_bytes_per_gpu <= 0:
         return  # VLLM008 reports weights that do not fit
-    long_context = int(params.get("long_context", 32768))
     explicit = args.get("max_model_len")
     length = capacity.max_model_len
     path, inner, flag = _at(view, "max_model_len")
@@ -195,6 +199,30 @@ def kv_max_model_len(view: SubjectView, params: Mapping[str, Any]) -> Iterator[O
             flag=flag,
             evidence=_evidence(capacity, args),
         )
+
+
+def _unsized_full_context(view: SubjectView, long_context: int) -> Outcome | None:
+    """`--max-model-len` unset on a known long-context model needs no GPU to be judged; only
+    whether one full-length sequence fits the cache does (then left unsaid). Said at `info`:
+    how much it costs depends on the cache the unknown GPU leaves."""
+    invocation = view.invocation
+    if invocation is None or "max_model_len" in invocation.explicit:
+        return None
+    model, _ = served_model(invocation, view.annotations)
+    if model is None or not model.context_len or model.context_len <= long_context:
+        return None
+    path, inner, flag = _at(view, "max_model_len")
+    return Outcome(
+        message=f"--max-model-len is unset, so vLLM accepts {model.id}'s full "
+        f"{model.context_len}-token context: a few requests that long hold most of the KV "
+        "cache and the rest queue (the GPU model is unknown, so whether one such sequence fits "
+        "at all was not checked); set --max-model-len to the longest prompt + output you serve",
+        path=path,
+        inner_line=inner,
+        flag=flag,
+        evidence=(Evidence("knowledge", "model", model.id),),
+        severity=Severity.info,
+    )
 
 
 def _where(capacity: Any) -> str:

@@ -86,6 +86,48 @@ def hf_cache_dir(env: Mapping[str, str], explicit: Mapping[str, Any]) -> tuple[s
     return DEFAULT_HF_CACHE, "default HF cache"
 
 
+def _set_elsewhere(model: str) -> bool:
+    """`$(MODEL)` / `${MODEL}` left as written: its env var comes from a ConfigMap or Secret
+    (valueFrom), so the manifest does not say whether it is a hub id or a path."""
+    return "$(" in model or "${" in model or model.startswith("$")
+
+
+def _unknown_model_cache(
+    model: str, container: ContainerView, volumes: Mapping[str, Any], model_at: Any
+) -> Outcome:
+    persistent = [
+        str(mount.get("name"))
+        for mount in _entries(container.data.get("volumeMounts"))
+        if isinstance(mount, Mapping)
+        and _volume_type(volumes.get(str(mount.get("name"))) or {}) in PERSISTENT_VOLUME_TYPES
+    ]
+    if persistent:
+        return Outcome(
+            not_evaluated=f"the model is {model}, set outside the manifest: whether it is a path "
+            f"on volume {', '.join(persistent)} or a hub id downloaded at start cannot be told"
+        )
+    return Outcome(
+        message=f"vLLM's model is {model}, set outside the manifest, and no persistent volume of "
+        f"container {container.name} holds weights: a hub id is downloaded again by every new "
+        "pod, a path must be baked into the image",
+        path=model_at.path,
+        inner_line=model_at.inner_line,
+        evidence=(Evidence("manifest", "model", model),),
+    )
+
+
+def _holds_weights(container: Any, mount: Mapping[str, Any]) -> bool:
+    """Is `mount` where the container's engine downloads to (HF_HOME, --download-dir...) or
+    loads its model from, whatever the volume is called?"""
+    invocation = container.vllm
+    if invocation is None:
+        return False
+    paths = [hf_cache_dir(container.env, invocation.explicit)[0]]
+    if invocation.model and invocation.model.startswith("/"):
+        paths.append(invocation.model)
+    return any(_mount_for(path, container.data) is mount for path in paths)
+
+
 @check("model_cache")
 def model_cache(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Outcome]:
     invocation = view.invocation
@@ -109,6 +151,9 @@ def _container_cache(
     model = str(invocation.model)
     volumes = _volumes(template.spec)
     model_at = invocation.locations.get("model", invocation.location)
+    if _set_elsewhere(model):
+        yield _unknown_model_cache(model, container, volumes, model_at)
+        return
     if model.startswith("/"):
         mount = _mount_for(posixpath.normpath(model), container.data)
         if mount is None:
@@ -254,7 +299,7 @@ def shared_cache_rw(view: SubjectView, params: Mapping[str, Any]) -> Iterator[Ou
             if claim is None:
                 continue
             words = f"{mount.get('mountPath', '')} {mount.get('name', '')} {claim}"
-            if not _CACHE_WORDS.search(words):
+            if not _CACHE_WORDS.search(words) and not _holds_weights(container, mount):
                 continue
             pods = max(_pods_mounting(view, claim), _template_pods(template, view.source.kind))
             if pods <= 1:

@@ -10,7 +10,9 @@ from typing import Any
 from llmsched.engine.functions import cel_function
 from llmsched.manifest.gpu_pinning import node_label_constraints
 
-GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
+# nvidia.com/gpu.shared: NVIDIA device plugin time-slicing with renameByDefault
+GPU_RESOURCE_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "nvidia.com/gpu.shared")
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # MIG "mixed" strategy: nvidia.com/mig-3g.40gb, one slice
 GPU_TAINT_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -73,9 +75,9 @@ def gpu_amount(resources: Any, section: str) -> tuple[str | None, float | None]:
     block = resources.get(section)
     if not isinstance(block, Mapping):
         return None, None
-    for key in GPU_RESOURCE_KEYS:
+    for key in (*GPU_RESOURCE_KEYS, *(k for k in block if str(k).startswith(MIG_RESOURCE_PREFIX))):
         if key in block:
-            return key, parse_quantity(block[key])
+            return str(key), parse_quantity(block[key])
     return None, None
 
 
@@ -266,6 +268,8 @@ OTHER_ACCELERATOR_KEYS = (
     "gpu.intel.com/i915",
     "gpu.intel.com/xe",
 )
+# Huawei Ascend NPUs: huawei.com/Ascend910, Ascend310P... (Ascend device plugin; vllm-ascend)
+_OTHER_ACCELERATOR_PREFIXES = ("huawei.com/ascend",)
 _CPU_IMAGE = re.compile(r"(^|[-_/])cpu([-_/.:]|$)")
 
 
@@ -279,8 +283,10 @@ def non_gpu_backend(container: Any) -> str:
     for section in ("limits", "requests"):
         block = resources.get(section) if isinstance(resources, Mapping) else None
         if isinstance(block, Mapping):
-            for key in OTHER_ACCELERATOR_KEYS:
-                if key in block:
+            for key in block:
+                if key in OTHER_ACCELERATOR_KEYS or str(key).lower().startswith(
+                    _OTHER_ACCELERATOR_PREFIXES
+                ):
                     return f"resources {key}"
     image = str(container.get("image") or "").partition("@")[0].lower()
     if _CPU_IMAGE.search(image):

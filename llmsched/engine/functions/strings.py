@@ -31,3 +31,12 @@ def get(mapping: Any, key: str, default: Any) -> Any:
     if isinstance(mapping, dict) and key in mapping and mapping[key] is not None:
         return mapping[key]
     return default
+
+
+@cel_function
+def image_name(image: Any) -> str:
+    """The image's own name, without registry, organisation, tag or digest:
+    `ghcr.io/vllm-project/semantic-router/extproc:latest` -> `extproc`."""
+    if not isinstance(image, str):
+        return ""
+    return image.partition("@")[0].rsplit("/", 1)[-1].partition(":")[0]

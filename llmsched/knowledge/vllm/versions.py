@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from llmsched.knowledge.ray_serve_llm import ray_image_vllm
+
 UNKNOWN_VERSION = "unknown"
 _VERSION_IN_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:(?:rc|\.post|post)\d+)?)(?:[-+_.].*)?$")
 _NEWEST_TAGS = {"latest", "nightly", "main"}
@@ -17,10 +19,14 @@ ERAS = ("v0", "v1-with-v0", "v1")
 
 def vllm_version_from_image(image: str | None) -> str | None:
     """The vLLM version an image ships: "0.6.3"; None = newest (`latest`, no tag);
-    "unknown" when the image does not say (Ray LLM images, bare digests, other images).
+    "unknown" when the image does not say (bare digests, other images, Ray LLM images of a
+    release `ray_vllm.yaml` does not list).
     """
     if not image:
         return UNKNOWN_VERSION
+    from_ray = ray_image_vllm(image)
+    if from_ray is not None:
+        return from_ray
     name, _, digest = image.partition("@")
     last = name.rsplit("/", 1)[-1]
     repo_tail, sep, tag = last.partition(":")

@@ -22,7 +22,9 @@ from llmsched.knowledge.vllm.versions import at_least, engine_era, vllm_version_
         ("vllm/vllm-openai:nightly", None),
         ("vllm/vllm-openai", None),
         ("vllm/vllm-openai@sha256:" + "b" * 64, "unknown"),
-        ("rayproject/ray-llm:2.44.0-py311-cu124", "unknown"),
+        ("rayproject/ray-llm:2.44.0-py311-cu124", "unknown"),  # release not in ray_vllm.yaml
+        ("rayproject/ray-llm:2.43.0-py311-cu124", "0.7.2"),  # the vLLM Ray 2.43 pins
+        ("docker.io/rayproject/ray-llm:2.50.0-py311-cu128", "0.10.2"),
         ("rayproject/ray:2.44.0", "unknown"),
         ("python:3.11", "unknown"),
         ("vllm/vllm-openai:my-build", "unknown"),
