@@ -24,12 +24,12 @@ Secret objects are never fetched, and ``valueFrom.secretKeyRef`` carries only a 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import fields, is_dataclass, replace
 from enum import Enum
-from functools import cache
 from typing import Any, TypeVar
 
 from llmsched.model import Evidence, Report
@@ -104,20 +104,31 @@ _MAYBE_SECRET = re.compile(
     re.IGNORECASE,
 )
 
+# The same look on ASCII text, lower-cased first: a case-sensitive search skips ahead where
+# the case-blind one tries every branch at every character (10x on a long line). Only
+# ASCII text: there lower() and the case-blind match agree (`ſ`, `K` fold otherwise).
+_MAYBE_SECRET_LOWER = re.compile(_MAYBE_SECRET.pattern.lower())
+
+
+def _maybe_secret(text: str) -> bool:
+    if text.isascii():
+        return _MAYBE_SECRET_LOWER.search(text.lower()) is not None
+    return _MAYBE_SECRET.search(text) is not None
+
+
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# scrubbed strings remembered per Redactor: short ones, a bounded number (logs are not kept)
+_REMEMBERED_CHARS = 8192
+_REMEMBERED_STRINGS = 100_000
 
 
 class Redactor:
     """Scrubs text and JSON; ``add_secret`` registers a literal to remove everywhere."""
 
-    # Short texts are remembered once scrubbed (a report repeats its rule names,
-    # remediations and paths thousands of times); long ones (logs) are not kept alive.
-    MAX_REMEMBERED = 1 << 17  # entries; past this the memory is cleared and refilled
-    MAX_REMEMBERED_LENGTH = 1024
-
     def __init__(self, secrets: list[str] | None = None) -> None:
         self._secrets: set[str] = set()
-        self._scrubbed: dict[str, str] = {}
+        # a report repeats its strings (a rule's remediation in each of 2,000 findings)
+        self._done: dict[str, str] = {}
         for secret in secrets or []:
             self.add_secret(secret)
 
@@ -127,25 +138,21 @@ class Redactor:
             self._secrets.add(value)
             if value.lower().startswith("bearer "):
                 self._secrets.add(value[7:])
-            self._scrubbed.clear()
+            self._done.clear()
 
     def text(self, text: str) -> str:
-        if len(text) > self.MAX_REMEMBERED_LENGTH:
-            return self._scrub(text)
-        known = self._scrubbed.get(text)
-        if known is not None:
-            return known
-        scrubbed = self._scrub(text)
-        if len(self._scrubbed) >= self.MAX_REMEMBERED:
-            self._scrubbed.clear()
-        self._scrubbed[text] = scrubbed
-        return scrubbed
+        done = self._done.get(text)
+        if done is None:
+            done = self._scrub(text)
+            if len(text) <= _REMEMBERED_CHARS and len(self._done) < _REMEMBERED_STRINGS:
+                self._done[text] = done
+        return done
 
     def _scrub(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
-        if not _MAYBE_SECRET.search(text):
+        if not _maybe_secret(text):
             return text
         for pattern, replacement in _TEXT_PATTERNS:
             text = pattern.sub(replacement, text)
@@ -215,42 +222,36 @@ class Redactor:
         return json.dumps(self.json(decoded), separators=(",", ":"))
 
     def report(self, report: Report) -> Report:
-        """``report`` with every string scrubbed: messages, evidence, verdict, stats. Parts
-        with nothing to scrub are shared with ``report``, not copied."""
+        """``report`` with every string scrubbed: messages, evidence, verdict, stats (parts
+        with nothing to scrub are shared with ``report``, not copied)."""
         return self._walk(report)
 
     def _walk(self, node: T) -> T:
-        if node.__class__ is str:
-            return self.text(node)  # type: ignore[arg-type, return-value]
         if node is None or isinstance(node, (bool, int, float, Enum)):
             return node
         if isinstance(node, str):
             return self.text(node)  # type: ignore[return-value]
         if isinstance(node, Evidence) and _is_secret_value(node.key, node.value):
             return replace(node, value=REDACTED)
+        # what nothing in changed is handed back as it is (most of a report holds no secret)
         if is_dataclass(node) and not isinstance(node, type):
-            changes = {}
-            for name in _init_fields(type(node)):
-                value = getattr(node, name)
-                scrubbed = self._walk(value)
-                if scrubbed is not value:
-                    changes[name] = scrubbed
+            values = {name: getattr(node, name) for name in _init_fields(type(node))}
+            changes = {k: w for k, v in values.items() if (w := self._walk(v)) is not v}
             return replace(node, **changes) if changes else node
         if isinstance(node, tuple):
             items = tuple(self._walk(v) for v in node)
             return node if _same(items, node) else items  # type: ignore[return-value]
         if isinstance(node, dict):
-            scrubbed_dict = {
+            walked = {
                 k: v
                 if _is_tally(k, v)
                 else (self._walk(v) if not _is_secret_value(k, v) else REDACTED)
                 for k, v in node.items()
             }
-            same = all(scrubbed_dict[k] is v for k, v in node.items())
-            return node if same else scrubbed_dict  # type: ignore[return-value]
+            return node if _same(walked.values(), node.values()) else walked  # type: ignore[return-value]
         if isinstance(node, list):
-            items_list = [self._walk(v) for v in node]
-            return node if _same(items_list, node) else items_list  # type: ignore[return-value]
+            walked_list = [self._walk(v) for v in node]
+            return node if _same(walked_list, node) else walked_list  # type: ignore[return-value]
         return node
 
 
@@ -263,13 +264,13 @@ def _is_tally(key: Any, value: Any) -> bool:
     )
 
 
-@cache
+@functools.lru_cache(maxsize=64)
 def _init_fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls) if f.init)
 
 
-def _same(scrubbed: Sequence[Any], original: Sequence[Any]) -> bool:
-    return all(a is b for a, b in zip(scrubbed, original, strict=True))
+def _same(walked: Iterable[Any], given: Iterable[Any]) -> bool:
+    return all(a is b for a, b in zip(walked, given, strict=True))
 
 
 def _is_secret_value(key: Any, value: Any) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +14,10 @@ from typing import Any
 import pytest
 from fakes.http_server import FakeHttpServer, FakeHttpState, Route, vllm_routes
 from fakes.kube_fixture import PLANTED_SECRETS, VLLM_DATA, recorded_cluster
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from llmsched.redaction import REDACTED, Redactor
+from llmsched.redaction import _MAYBE_SECRET, REDACTED, Redactor, _maybe_secret
 from llmsched.snapshot import iter_bundle_text
 
 RAY_TOKEN = "ray-planted-auth-token-4242"
@@ -131,6 +134,30 @@ def test_registered_secret_is_removed_wherever_it_appears() -> None:
     redactor = Redactor()
     redactor.add_secret("Bearer kube-token-0123456789")
     assert redactor.json({"msg": "echo kube-token-0123456789"}) == {"msg": f"echo {REDACTED}"}
+
+
+def test_a_string_seen_before_a_secret_is_registered_is_scrubbed_again() -> None:
+    redactor = Redactor()
+    line = "connecting with s3cr3t-v4lue-123 to the API server"
+    assert redactor.text(line) == line and redactor.text(line) == line  # the second: remembered
+    redactor.add_secret("s3cr3t-v4lue-123")
+    assert redactor.text(line) == f"connecting with {REDACTED} to the API server"
+
+
+def test_the_lower_cased_first_look_agrees_with_the_case_blind_one() -> None:
+    # lower-casing the pattern must not change what an escape means (`\\S` -> `\\s`)
+    assert not re.search(r"\\[A-Z]", _MAYBE_SECRET.pattern)
+    for text in ["HF_abc", "Bearer x", "ApI-KeY=1", "x://u:p@h", "ToKeN", "ſecret", "plain"]:
+        assert _maybe_secret(text) == bool(_MAYBE_SECRET.search(text)), text
+
+
+_SECRETISH = st.sampled_from(["hf_", "SK-", "Token", "PASSW", "api_KEY", "eyJ", "://a:b@", "ſ"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_SECRETISH, st.text(max_size=8)), max_size=6).map("".join))
+def test_the_first_look_is_the_case_blind_search(text: str) -> None:
+    assert _maybe_secret(text) == bool(_MAYBE_SECRET.search(text))
 
 
 def test_last_applied_configuration_is_scrubbed_inside() -> None:

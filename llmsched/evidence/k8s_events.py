@@ -10,6 +10,7 @@ event's object, reason and count as context.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -109,7 +110,10 @@ def _slice_row(text: str, columns: list[tuple[str, int]]) -> dict[str, str] | No
         end = columns[position + 1][1] if position + 1 < len(columns) else None
         if begin > len(text):
             return None
-        row[name] = (text[begin:end] if end is not None else text[begin:]).strip()
+        value = (text[begin:end] if end is not None else text[begin:]).strip()
+        # the short columns repeat from row to row (namespace, type, reason, object):
+        # one copy of each value, not one per row
+        row[name] = sys.intern(value) if end is not None and len(value) <= 64 else value
     if row.get("TYPE") not in _EVENT_TYPES:
         return None
     return row

@@ -154,7 +154,7 @@ _RECORD_START = re.compile(
 )
 
 
-@dataclass
+@dataclass(slots=True)  # one per input line: 100k of them for a big paste
 class Line:
     number: int  # 1-based, in the input
     raw: str  # as pasted

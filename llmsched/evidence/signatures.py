@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from llmsched.errors import RuleError
+from llmsched.evidence.keyword_scan import KeywordScan
 from llmsched.model import Layer, Location
 
 CATALOGUE_PATH = Path(__file__).resolve().parent / "signatures.yaml"
@@ -99,10 +100,11 @@ def _match_cached(text: str) -> tuple[SignatureMatch, ...]:
 
 def _match(text: str, catalogue: tuple[Signature, ...] | None) -> list[SignatureMatch]:
     out: list[SignatureMatch] = []
-    seen, candidates = (frozenset(), catalogue) if catalogue is not None else _candidates(text)
+    # the scan names exactly the signatures with a keyword in the text; a catalogue given
+    # by the caller is tried signature by signature
+    candidates = catalogue if catalogue is not None else candidates_for(text)
     for signature in candidates:
-        # a keyword the scan reported proves it; one it skipped may still be there
-        if seen.isdisjoint(signature.keywords) and not signature.could_match(text):
+        if catalogue is not None and not signature.could_match(text):
             continue
         for pattern in signature.patterns:
             found = list(pattern.finditer(text)) if signature.repeat else [pattern.search(text)]
@@ -116,66 +118,21 @@ def _match(text: str, catalogue: tuple[Signature, ...] | None) -> list[Signature
     return out
 
 
-def _candidates(text: str) -> tuple[frozenset[str], tuple[Signature, ...]]:
-    """The keywords in `text` (one scan for all) and the signatures that could match it."""
-    found = frozenset(_keyword_index()[0].findall(text))
-    return found, _reached(found) if found else ()
+def candidates_for(text: str) -> tuple[Signature, ...]:
+    """The catalogue's signatures with at least one keyword in `text`, in catalogue order:
+    one scan of the text for all keywords (a line with none costs only that scan)."""
+    present = _keyword_scan().present(text)
+    return _reached(present) if present else ()
 
 
-@functools.lru_cache(maxsize=4096)  # lines that name the same keywords reach the same signatures
-def _reached(found: frozenset[str]) -> tuple[Signature, ...]:
-    reach = _keyword_index()[1]
-    signatures = load_signatures()
-    return tuple(signatures[i] for i in sorted(set().union(*(reach[k] for k in found))))
+@functools.lru_cache(maxsize=4096)  # lines that hold the same keywords reach the same signatures
+def _reached(present: frozenset[str]) -> tuple[Signature, ...]:
+    return tuple(s for s in load_signatures() if not present.isdisjoint(s.keywords))
 
 
 @functools.lru_cache(maxsize=1)
-def _keyword_index() -> tuple[re.Pattern[str], dict[str, frozenset[int]]]:
-    # The scan reports non-overlapping matches, longest first at each position; a keyword
-    # it skipped overlaps one it reported. So each reported keyword stands for the
-    # signatures of every keyword that can overlap it (`could_match` then decides).
-    signatures = load_signatures()
-    keywords = sorted({k for s in signatures for k in s.keywords}, key=len, reverse=True)
-    pattern = re.compile(_trie_pattern(keywords))
-    overlapping = {k: {o for o in keywords if _can_overlap(k, o)} for k in keywords}
-    reach = {
-        k: frozenset(
-            i
-            for i, signature in enumerate(signatures)
-            if not overlapping[k].isdisjoint(signature.keywords)
-        )
-        for k in keywords
-    }
-    return pattern, reach
-
-
-def _trie_pattern(keywords: Sequence[str]) -> str:
-    """All keywords in one regex factored by common prefix: the longest-first alternation's
-    matches (a keyword's end is an optional, greedy branch) without trying every branch."""
-    trie: dict[str, Any] = {}
-    for keyword in keywords:
-        node = trie
-        for char in keyword:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def render(node: dict[str, Any]) -> str:
-        ends = "" in node
-        branches = [re.escape(char) + render(child) for char, child in node.items() if char]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        if ends:
-            return f"(?:{body})?"
-        return body
-
-    return render(trie)
-
-
-def _can_overlap(a: str, b: str) -> bool:
-    if a in b or b in a:
-        return True
-    return any(a.endswith(b[:n]) or b.endswith(a[:n]) for n in range(1, min(len(a), len(b))))
+def _keyword_scan() -> KeywordScan:
+    return KeywordScan(k for s in load_signatures() for k in s.keywords)
 
 
 def _fields(signature: Signature, match: re.Match[str]) -> dict[str, Any] | None:
@@ -212,14 +169,19 @@ def _convert(value: str, kind: str) -> Any:
 
 def _engine_args(fields: dict[str, Any]) -> dict[str, Any] | None:
     if "args" in fields:
-        args = literal_dict(str(fields["args"]))
+        args = dict(_parsed("args", str(fields["args"])))
         kind = "non-default-args"
     else:
-        args = config_pairs(str(fields.get("config", "")))
+        args = dict(_parsed("config", str(fields.get("config", ""))))
         kind = "engine-config"
     if not args:
         return None
     return {"kind": kind, "args": args}
+
+
+@functools.lru_cache(maxsize=64)  # every restart logs the same config (values: read-only)
+def _parsed(kind: str, text: str) -> dict[str, Any]:
+    return literal_dict(text) if kind == "args" else config_pairs(text)
 
 
 PARSERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = {

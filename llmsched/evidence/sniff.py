@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from llmsched.errors import InputFileError
 from llmsched.evidence.block import Block
 from llmsched.evidence.k8s_events import find_get_events_tables
 from llmsched.evidence.kubectl_describe import find_describe_blocks
+from llmsched.evidence.matches import Matched, Pending
 from llmsched.evidence.normalise import Line, split_lines
 from llmsched.evidence.observations import MetricsEvidence, Observation, SniffResult
 from llmsched.evidence.prometheus import find_exposition
@@ -85,7 +85,7 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
     observations = [o for b in blocks for o in b.observations]
     matched = _match_lines(lines, owner, path)
     matched.extend(_match_messages(blocks, path))
-    observations.extend(matched.observations())
+    observations.extend(matched.take_observations())
     observations.sort(key=lambda o: (o.location.line or 0) if o.location else 0)
     result.observations.extend(observations)
     for block in blocks:
@@ -233,63 +233,8 @@ def _owners(blocks: list[Block], count: int) -> list[Block | None]:
 # ------------------------------------------------------------------ signatures
 
 
-@dataclass
-class _Pending:
-    signature: str
-    layer: str
-    source: str
-    texts: list[str]
-    path: str
-    line: int
-    last_line: int
-    fields: dict[str, Any]
-    merge_within: int
-
-    def accepts(self, signature: str, line: int, fields: dict[str, Any]) -> bool:
-        if signature != self.signature or self.merge_within <= 0:
-            return False
-        if line == self.last_line or line - self.last_line > self.merge_within:
-            return False
-        return all(self.fields.get(k, v) == v for k, v in fields.items())
-
-    def freeze(self) -> Observation:
-        return Observation(
-            signature=self.signature,
-            layer=self.layer,
-            source=self.source,
-            text="\n".join(self.texts),
-            location=Location(self.path, self.line),
-            fields=self.fields,
-        )
-
-
-@dataclass
-class _Matched:
-    pending: list[_Pending] = field(default_factory=list)
-    lines: set[int] = field(default_factory=set)  # indexes of lines that matched
-
-    def add(self, item: _Pending, index: int | None) -> None:
-        previous = next((p for p in reversed(self.pending) if p.signature == item.signature), None)
-        if previous is not None and previous.accepts(item.signature, item.line, item.fields):
-            previous.texts.extend(t for t in item.texts if t not in previous.texts)
-            previous.fields.update(item.fields)
-            previous.last_line = item.line
-        else:
-            self.pending.append(item)
-        if index is not None:
-            self.lines.add(index)
-
-    def extend(self, other: _Matched) -> None:
-        for item in other.pending:
-            self.add(item, None)
-        self.lines |= other.lines
-
-    def observations(self) -> list[Observation]:
-        return [p.freeze() for p in self.pending]
-
-
-def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str) -> _Matched:
-    matched = _Matched()
+def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str) -> Matched:
+    matched = Matched()
     for index, line in enumerate(lines):
         block = owner[index]
         if block is not None and not block.scan_signatures:
@@ -303,7 +248,7 @@ def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str
         for match in match_message(text):
             signature = match.signature
             matched.add(
-                _Pending(
+                Pending(
                     signature=signature.id,
                     layer=signature.layer,
                     source=block.format
@@ -321,14 +266,14 @@ def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str
     return matched
 
 
-def _match_messages(blocks: Sequence[Block], path: str) -> _Matched:
-    matched = _Matched()
+def _match_messages(blocks: Sequence[Block], path: str) -> Matched:
+    matched = Matched()
     for block in blocks:
         for message, context, number in block.messages:
             for match in match_message(message[:20_000]):
                 signature = match.signature
                 matched.add(
-                    _Pending(
+                    Pending(
                         signature=signature.id,
                         layer=signature.layer,
                         source=block.format,
@@ -356,7 +301,7 @@ def _account(
     lines: Sequence[Line],
     owner: Sequence[Block | None],
     blocks: Sequence[Block],
-    matched: _Matched,
+    matched: Matched,
     observations: Sequence[Observation],
     prose: list[tuple[Location, str]],
 ) -> dict[str, Any]:

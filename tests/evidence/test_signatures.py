@@ -3,14 +3,15 @@ refused with a message naming them."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from llmsched.errors import RuleError
 from llmsched.evidence.signatures import (
-    _trie_pattern,
+    candidates_for,
     config_pairs,
     literal_dict,
     load_signatures,
@@ -154,19 +155,57 @@ def test_runtime_requirement_error_names_the_cuda_version() -> None:
     assert not [m for m in match_message(invalid) if "cuda-requirement" in m.signature.id]
 
 
-@pytest.mark.parametrize(
-    "text",
-    ["Insufficient nvidia.com/gpu", "abcab abcabc", "no keyword here", "", "x" * 50],
-)
-def test_keyword_trie_finds_what_the_longest_first_alternation_finds(text: str) -> None:
-    keywords = ["abc", "abcabc", "ab", "bca", "Insufficient", "Insufficient nvidia.com/gpu",
-                "nvidia.com", "x", "xx", "xxx"]
-    alternation = re.compile("|".join(re.escape(k) for k in sorted(keywords, key=len,
-                                                                    reverse=True)))
-    assert re.findall(_trie_pattern(keywords), text) == alternation.findall(text)
-
-
 def test_a_repeated_message_gives_the_same_matches_each_time() -> None:
     line = "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."
     first = [(m.signature.id, m.fields) for m in match_message(line)]
     assert first and first == [(m.signature.id, m.fields) for m in match_message(line)]
+
+
+# ------------------------------------------------------------------ the keyword scan
+
+KEYWORDS = sorted({k for s in CATALOGUE for k in s.keywords})
+
+
+def _by_every_signature(text: str) -> list[tuple[str, dict[str, object], int]]:
+    """What the catalogue finds when each signature is tried on its own (no scan)."""
+    return [(m.signature.id, m.fields, m.start) for m in match_message(text, CATALOGUE)]
+
+
+def _scanned(text: str) -> list[tuple[str, dict[str, object], int]]:
+    return [(m.signature.id, m.fields, m.start) for m in match_message(text)]
+
+
+@pytest.mark.parametrize(("signature", "example"), EXAMPLES)
+def test_the_scan_keeps_every_example_for_its_signature(signature: str, example: str) -> None:
+    assert signature in {s.id for s in candidates_for(example)}
+    assert _scanned(example) == _by_every_signature(example)
+
+
+def test_the_scan_names_exactly_the_signatures_holding_a_keyword() -> None:
+    # keywords that overlap in a text (one ends where another begins, one inside another)
+    # are the case a single left-to-right scan could miss
+    texts = [" ".join(KEYWORDS), "".join(KEYWORDS), "".join(reversed(KEYWORDS))]
+    texts += [a + b for a in KEYWORDS[:40] for b in KEYWORDS[-40:]]
+    for text in texts:
+        expected = [s.id for s in CATALOGUE if s.could_match(text)]
+        assert [s.id for s in candidates_for(text)] == expected, text[:200]
+
+
+_PIECES = st.sampled_from(
+    KEYWORDS + [e for _, e in EXAMPLES] + [" ", ": ", "0/3 ", "(pid=1) ", "x", "\t", "GPU"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=12)), max_size=8).map("".join))
+def test_scan_then_match_equals_matching_every_signature(text: str) -> None:
+    assert [s.id for s in candidates_for(text)] == [
+        s.id for s in CATALOGUE if s.could_match(text)
+    ]
+    assert _scanned(text) == _by_every_signature(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_random_text_scan_then_match_equals_matching_every_signature(text: str) -> None:
+    assert _scanned(text) == _by_every_signature(text)

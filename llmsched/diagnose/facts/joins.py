@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from llmsched.diagnose.facts.bounds import distinct
 from llmsched.diagnose.facts.pods import scheduling
 from llmsched.diagnose.facts.subjects import Facts, Subject
 from llmsched.engine.functions.diag_ray import IPV4
@@ -158,6 +159,12 @@ def link_nodes(facts: Facts) -> None:
         subject.data["signatures"] = subject.signatures
     for endpoint in facts.endpoints.values():
         _kv_blocks_from_log(endpoint.data)
+        endpoint.data["startup_errors"] = distinct(endpoint.data["startup_errors"])
+    for ray in facts.ray.values():
+        kills = ray.data["memory_kills"]
+        ray.data["memory_kills_reported"] = sum(1 for k in kills if k.get("killed") != 0)
+        ray.data["memory_kills"] = distinct(kills)
+        ray.data["unfulfilled_requests"] = distinct(ray.data["unfulfilled_requests"])
 
 
 def _ray_pods(facts: Facts) -> list[dict[str, Any]]:
@@ -277,6 +284,16 @@ def cluster_subject(facts: Facts) -> Subject:
     ray_views = [r.data for r in facts.ray.values()]
     ray_gpus = [r["gpus_total"] for r in ray_views if r["gpus_total"] is not None]
     signatures = sorted({o.signature for o in [*facts.observations, *facts.cluster.observations]})
+    shm_failures = [
+        {
+            "text": o.text,
+            "segment": o.fields.get("segment"),
+            "size": o.fields.get("size"),
+            "pod": o.fields.get("pod"),
+        }
+        for o in facts.observations
+        if o.signature == "nccl.shm-failure"
+    ]
     data = {
         "k8s_collected": bool(pods or nodes),
         "pods_seen": len(pods),
@@ -338,15 +355,7 @@ def cluster_subject(facts: Facts) -> Subject:
             }
             for n in nodes
         ],
-        "k8s_nccl_shm_failures": [
-            {
-                "text": o.text,
-                "segment": o.fields.get("segment"),
-                "size": o.fields.get("size"),
-                "pod": o.fields.get("pod"),
-            }
-            for o in facts.observations
-            if o.signature == "nccl.shm-failure"
-        ],
+        "k8s_nccl_shm_failures": distinct(shm_failures),
+        "k8s_nccl_shm_failure_count": len(shm_failures),
     }
     return Subject("cluster", "cluster", data, list(facts.cluster.observations))

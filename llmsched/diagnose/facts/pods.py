@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llmsched.diagnose.facts.subjects import Facts, Subject
+from llmsched.diagnose.facts.subjects import Facts, PodTable, Subject
 from llmsched.engine.functions.kubernetes import gpu_amount
 from llmsched.evidence.observations import Observation
 
@@ -279,17 +279,25 @@ def attach_pod_observation(facts: Facts, observation: Observation) -> None:
     if not pod_name:
         return
     key = pod_key(observation.fields.get("namespace"), pod_name)
-    if key not in facts.pods:
-        matches = [k for k in facts.pods if k.endswith(f"/{pod_name}")]
+    subject = facts.pods.get(key)
+    if subject is None:
+        matches = _keys_named(facts.pods, str(pod_name))
         key = matches[0] if len(matches) == 1 else key
-    subject = facts.pods.setdefault(
-        key, Subject("pod", key, new_pod(observation.fields.get("namespace"), str(pod_name)))
-    )
+        subject = facts.pods.get(key)
+    if subject is None:
+        subject = Subject("pod", key, new_pod(observation.fields.get("namespace"), str(pod_name)))
+        facts.pods[key] = subject
     subject.observations.append(observation)
     if subject.location is None:
         subject.location = observation.location
     if observation.signature == "k8s.pod.row":
         merge_pod_row(subject.data, observation.fields)
+
+
+def _keys_named(pods: dict[str, Subject], name: str) -> list[str]:
+    if isinstance(pods, PodTable):
+        return pods.keys_ending_with(name)
+    return [k for k in pods if k.endswith(f"/{name}")]
 
 
 # `kubectl get pods` STATUS column: the pod phase, or the reason a container waits or last

@@ -27,15 +27,47 @@ class Subject:
         return sorted({o.signature for o in self.observations})
 
 
+class PodTable(dict[str, Subject]):
+    """`namespace/name` -> pod subject, indexed by name as well: a line that names a pod but
+    not its namespace finds the pod without a scan of every key."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+        self._named: dict[str, list[str]] = {}
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __setitem__(self, key: str, value: Subject) -> None:
+        if key not in self:
+            # every suffix after a `/`: `keys_ending_with(name)` is then one look-up
+            for index, char in enumerate(key):
+                if char == "/":
+                    self._named.setdefault(key[index + 1 :], []).append(key)
+        super().__setitem__(key, value)
+
+    def setdefault(self, key: str, default: Subject) -> Subject:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def keys_ending_with(self, name: str) -> list[str]:
+        """The keys `k` with `k.endswith("/" + name)`, in insertion order."""
+        return list(self._named.get(name, ()))
+
+
 @dataclass
 class Facts:
-    pods: dict[str, Subject] = field(default_factory=dict)
+    pods: dict[str, Subject] = field(default_factory=PodTable)
     nodes: dict[str, Subject] = field(default_factory=dict)
     ray: dict[str, Subject] = field(default_factory=dict)
     endpoints: dict[str, Subject] = field(default_factory=dict)
     observations: list[Observation] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     cluster: Subject = field(default_factory=lambda: Subject("cluster", "cluster", {}))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pods, PodTable):
+            self.pods = PodTable(self.pods)
 
     def subjects(self, scope: str, signatures: frozenset[str] | None = None) -> list[Subject]:
         """The subjects of a scope; `signatures`: of the evidence scope, only the observations

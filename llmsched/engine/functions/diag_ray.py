@@ -248,6 +248,9 @@ def ray_memory_kills(ray: Any) -> int:
     """How many memory-monitor kill lines report a kill (a `0 Workers killed` line does not)."""
     if not isinstance(ray, Mapping):
         return 0
+    counted = ray.get("memory_kills_reported")  # counted before the list kept each line once
+    if isinstance(counted, int):
+        return counted
     return sum(1 for k in _items(ray.get("memory_kills")) if k.get("killed") != 0)
 
 

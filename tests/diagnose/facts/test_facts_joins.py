@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from llmsched.diagnose.facts import build_facts
+from llmsched.diagnose.facts.bounds import MAX_DISTINCT
 from llmsched.diagnose.facts.joins import MAX_EVENTS_PER_SIGNATURE
+from llmsched.engine.functions.diag_ray import ray_memory_kills
 from llmsched.evidence.sniff import sniff_text
 from llmsched.snapshot import Snapshot
 
@@ -90,3 +92,31 @@ def test_a_pods_events_list_each_distinct_event_once_and_a_bounded_number() -> N
         per_signature[signature] = per_signature.get(signature, 0) + 1
     assert max(per_signature.values()) == MAX_EVENTS_PER_SIGNATURE
     assert len(per_signature) >= 2  # a late event of another kind is still listed
+
+
+def test_repeated_facts_are_listed_once_but_counted_in_full() -> None:
+    """A log that repeats a memory kill or a /dev/shm failure hundreds of times: rules
+    read short lists, and the counts they print are those of the whole log."""
+    kill = (
+        "(raylet) [2025-12-07 09:57:{s:02d},206 E 393463 393463] (raylet) node_manager.cc:3277: "
+        "2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due "
+        "to other reasons at node (ID: 8289f87b, IP: 10.0.{a}.{b}) over the last time period."
+    )
+    shm = (
+        "node{n}:1021:1105 [0] misc/shmutils.cc:112 NCCL WARN Error while creating shared "
+        "memory segment /dev/shm/nccl-{n:06d} (size 5967872)"
+    )
+    filler = "\n".join(["plain words about nothing"] * 3)
+    count = MAX_DISTINCT + 50
+    text = "\n".join(
+        f"{kill.format(s=n % 60, a=n // 250, b=n % 250)}\n{filler}\n{shm.format(n=n)}\n{filler}"
+        for n in range(count)
+    )
+    facts = build_facts(None, sniff_text(text + "\n", "big.log"))
+    (ray,) = facts.ray.values()
+    assert len(ray.data["memory_kills"]) == MAX_DISTINCT
+    assert ray_memory_kills(ray.data) == count
+    assert len(facts.cluster.data["k8s_nccl_shm_failures"]) == MAX_DISTINCT
+    assert facts.cluster.data["k8s_nccl_shm_failure_count"] == count
+    first = facts.cluster.data["k8s_nccl_shm_failures"][0]["text"]
+    assert first.endswith("nccl-000000 (size 5967872)")

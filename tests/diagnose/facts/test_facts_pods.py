@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from llmsched.diagnose.facts.pods import (
+    attach_pod_observation,
     merge_pod_row,
     new_pod,
     pod_from_describe,
     pod_from_object,
     scheduling,
 )
+from llmsched.diagnose.facts.subjects import Facts, PodTable, Subject
 from llmsched.evidence.observations import Observation
+from llmsched.model import Location
 
 
 def test_a_pod_object_gives_owner_gpus_probes_and_selectors() -> None:
@@ -81,3 +84,39 @@ def test_a_get_pods_row_fills_what_nothing_better_said() -> None:
     pending = new_pod("default", "vllm-2")
     merge_pod_row(pending, {"status": "Pending"})
     assert pending["phase"] == "Pending"
+
+
+def _event(pod: str, namespace: str | None, line: int) -> Observation:
+    return Observation(
+        signature="k8s.probe.liveness-failed",
+        layer="kubernetes",
+        source="kubectl-events",
+        text=f"Liveness probe failed ({pod})",
+        location=Location("events.txt", line),
+        fields={"pod": pod, **({"namespace": namespace} if namespace else {})},
+    )
+
+
+def test_a_line_without_namespace_joins_the_one_pod_of_that_name() -> None:
+    facts = Facts()
+    facts.pods["llm/vllm-0"] = Subject("pod", "llm/vllm-0", new_pod("llm", "vllm-0"))
+    facts.pods["llm/vllm-10"] = Subject("pod", "llm/vllm-10", new_pod("llm", "vllm-10"))
+    attach_pod_observation(facts, _event("vllm-0", None, 3))
+    assert list(facts.pods) == ["llm/vllm-0", "llm/vllm-10"]
+    assert [o.location.line for o in facts.pods["llm/vllm-0"].observations] == [3]
+    # two namespaces hold the name: the line's own (default) namespace is a pod of its own
+    facts.pods["other/vllm-10"] = Subject("pod", "other/vllm-10", new_pod("other", "vllm-10"))
+    attach_pod_observation(facts, _event("vllm-10", None, 4))
+    assert "default/vllm-10" in facts.pods
+    assert not facts.pods["llm/vllm-10"].observations
+
+
+def test_the_pod_table_finds_keys_by_name_as_a_scan_would() -> None:
+    table = PodTable()
+    keys = ["llm/a", "llm/b/c", "x/a", "a", "ns/ab", "default/b/c"]
+    for key in keys:
+        table.setdefault(key, Subject("pod", key, {}))
+    table["llm/a"] = Subject("pod", "llm/a", {"again": True})  # a key set twice, listed once
+    for name in ["a", "b/c", "c", "ab", "b", "missing", ""]:
+        assert table.keys_ending_with(name) == [k for k in table if k.endswith(f"/{name}")]
+    assert Facts(pods={"llm/a": table["llm/a"]}).pods.keys_ending_with("a") == ["llm/a"]
