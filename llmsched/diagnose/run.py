@@ -14,6 +14,7 @@ from llmsched.diagnose.configuration import configuration_verdict
 from llmsched.diagnose.coverage import evidence_read, honest_verdict, not_judged, unread_sources
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
+from llmsched.diagnose.setting import layer_setting
 from llmsched.diagnose.words import weigh_words
 from llmsched.engine.evaluate import select_rules
 from llmsched.engine.lint import run_lint
@@ -91,7 +92,13 @@ def run_diagnose(
     words = triage_words(sniffed.prose)
     recognised = snapshot is not None or any(s.get("recognised_as") for s in facts.sources)
     weighed = weigh_words(
-        words, ranked, by_code, facts, evaluator.not_evaluated, recognised=recognised
+        words,
+        ranked,
+        by_code,
+        facts,
+        evaluator.not_evaluated,
+        recognised=recognised,
+        setting=layer_setting(sniffed.prose, sniffed.observations),
     )
     ranked = weighed.ranked
     lint_findings, lint_errors = (
