@@ -24,7 +24,7 @@ def layer_setting(
     observations: Iterable[Observation],
     catalogue: Catalogue | None = None,
 ) -> str | None:
-    """"ray" when the words or the evidence are set in Ray and no Kubernetes artifact was
+    """`ray` when the words or the evidence are set in Ray and no Kubernetes artifact was
     recognised; otherwise None (no preference)."""
     catalogue = catalogue or load_symptoms()
     texts: list[str] = []
