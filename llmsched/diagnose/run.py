@@ -72,6 +72,15 @@ def _lint_fragments(fragments: Sequence[Fragment], config: Config, tmp: Path) ->
     return findings
 
 
+def _described(sniffed: SniffResult) -> list[tuple[Location, str]]:
+    """The person's words: the prose, and the sentences a signature read from the words
+    themselves (source `text`: "OOM on V1, works on V0"), in the order they were written."""
+    said = [(o.location, o.text) for o in sniffed.observations if o.source == "text" and o.location]
+    if not said:
+        return sniffed.prose
+    return sorted([*sniffed.prose, *said], key=lambda p: (p[0].path, p[0].line or 0))
+
+
 def run_diagnose(
     *,
     paths: Sequence[str] = (),
@@ -89,7 +98,7 @@ def run_diagnose(
     evaluator.run(facts)
     by_code = {s.code: s for s in specs}
     ranked = rank(evaluator.ranked, by_code)
-    words = triage_words(sniffed.prose)
+    words = triage_words(_described(sniffed))
     recognised = snapshot is not None or any(s.get("recognised_as") for s in facts.sources)
     weighed = weigh_words(
         words,

@@ -109,7 +109,10 @@ def observed(subject: Subject) -> bool:
     observations and counts as seen."""
     if not subject.observations:
         return True
-    return any(o.signature not in CONFIGURATION_SIGNATURES for o in subject.observations)
+    return any(
+        o.signature not in CONFIGURATION_SIGNATURES and o.source != "text"
+        for o in subject.observations
+    )
 
 
 def counts(entries: Sequence[dict[str, Any]]) -> bool:
