@@ -14,7 +14,6 @@ from llmsched.diagnose.configuration import configuration_verdict
 from llmsched.diagnose.coverage import evidence_read, honest_verdict, not_judged, unread_sources
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
-from llmsched.diagnose.setting import layer_setting
 from llmsched.diagnose.words import weigh_words
 from llmsched.engine.evaluate import select_rules
 from llmsched.engine.lint import run_lint
@@ -107,7 +106,7 @@ def run_diagnose(
         facts,
         evaluator.not_evaluated,
         recognised=recognised,
-        setting=layer_setting(sniffed.prose, sniffed.observations),
+        setting=facts.cluster.data.get("set_in"),
     )
     ranked = weighed.ranked
     lint_findings, lint_errors = (

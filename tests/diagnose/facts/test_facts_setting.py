@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from llmsched.diagnose.facts.setting import kubernetes_artifact, layer_setting
 from llmsched.diagnose.run import run_diagnose
-from llmsched.diagnose.setting import kubernetes_artifact, layer_setting
 from llmsched.diagnose.words import in_setting
 from llmsched.evidence.observations import Observation
 from llmsched.evidence.triage import triage_words
