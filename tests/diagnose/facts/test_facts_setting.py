@@ -89,3 +89,8 @@ def test_gpu_shortage_with_pending_pod_events_stays_kubernetes(tmp_path: Path) -
         "3 Insufficient nvidia.com/gpu.\n"
     )
     assert _diagnose(tmp_path, text)["layer"] == "kubernetes"
+
+
+def test_the_schedulers_resource_name_stays_kubernetes_in_a_ray_setting() -> None:
+    triage = triage_words(prose("the RayCluster worker pod: Insufficient nvidia.com/gpu"))
+    assert in_setting(triage.candidates, "ray")[0].layer == "kubernetes"
