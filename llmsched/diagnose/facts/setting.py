@@ -9,31 +9,30 @@ The words that set a text in Ray are data (`symptoms.yaml`, `layers.ray.setting`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import chain
 
 from llmsched.evidence.observations import CONFIGURATION_SIGNATURES, Observation
 from llmsched.evidence.triage import Catalogue, load_symptoms
 from llmsched.model import Location
 
-# a paste is read for its setting up to this many characters (prose is short; logs repeat)
-MAX_SETTING_CHARS = 256 * 1024
+# a paste is read for its setting up to this many characters, as triage reads prose (logs repeat)
+MAX_SETTING_CHARS = 64 * 1024
 
 
 def layer_setting(
     prose: Iterable[tuple[Location, str]],
-    observations: Iterable[Observation],
+    observations: Sequence[Observation],
     catalogue: Catalogue | None = None,
 ) -> str | None:
     """`ray` when the words or the evidence are set in Ray and no Kubernetes artifact was
     recognised; otherwise None (no preference)."""
+    if any(map(kubernetes_artifact, observations)):
+        return None
     catalogue = catalogue or load_symptoms()
     texts: list[str] = []
     size = 0
-    observed = list(observations)
-    for observation in observed:
-        if kubernetes_artifact(observation):
-            return None
-    for text in [t for _, t in prose] + [o.text for o in observed]:
+    for text in chain((t for _, t in prose), (o.text for o in observations)):
         if size >= MAX_SETTING_CHARS:
             break
         texts.append(text)
