@@ -73,6 +73,15 @@ def _lint_fragments(fragments: Sequence[Fragment], config: Config, tmp: Path) ->
     return findings
 
 
+def _described(sniffed: SniffResult) -> list[tuple[Location, str]]:
+    """The person's words: the prose, and the sentences a signature read from the words
+    themselves (source `text`: "OOM on V1, works on V0"), in the order they were written."""
+    said = [(o.location, o.text) for o in sniffed.observations if o.source == "text" and o.location]
+    if not said:
+        return sniffed.prose
+    return sorted([*sniffed.prose, *said], key=lambda p: (p[0].path, p[0].line or 0))
+
+
 @contextmanager
 def _cycle_collector_paused() -> Iterator[None]:
     """Diagnose makes hundreds of thousands of small objects that form no cycles (lines,
@@ -106,10 +115,16 @@ def run_diagnose(
     evaluator.run(facts)
     by_code = {s.code: s for s in specs}
     ranked = rank(evaluator.ranked, by_code)
-    words = triage_words(sniffed.prose)
+    words = triage_words(_described(sniffed))
     recognised = snapshot is not None or any(s.get("recognised_as") for s in facts.sources)
     weighed = weigh_words(
-        words, ranked, by_code, facts, evaluator.not_evaluated, recognised=recognised
+        words,
+        ranked,
+        by_code,
+        facts,
+        evaluator.not_evaluated,
+        recognised=recognised,
+        setting=facts.cluster.data.get("set_in"),
     )
     ranked = weighed.ranked
     lint_findings, lint_errors = (

@@ -49,16 +49,18 @@ def weigh_words(
     not_evaluated: Sequence[NotEvaluated],
     *,
     recognised: bool,
+    setting: str | None = None,
 ) -> Weighed:
+    """`setting`: the layer the paste is set in (diagnose/setting.py), if any; among
+    candidates the words score alike, that layer's go first."""
     fired = {r.finding.rule for r in ranked}
     unjudged = {n.rule for n in not_evaluated}
-    judged_scopes = {scope for scope in JUDGED_SCOPES if any(map(observed, facts.subjects(scope)))}
     entries: list[dict[str, Any]] = []
-    for rank, candidate in enumerate(words.candidates, 1):
+    for rank, candidate in enumerate(in_setting(words.candidates, setting), 1):
         spec = specs.get(candidate.rule)
         if candidate.rule in fired:
             status = CONFIRMED
-        elif spec is not None and spec.scope in judged_scopes and candidate.rule not in unjudged:
+        elif spec is not None and judged(spec, facts) and candidate.rule not in unjudged:
             status = NOT_SHOWN
         else:
             status = WORDS_ONLY
@@ -72,13 +74,45 @@ def weigh_words(
     return Weighed(ranked, entries, decided)
 
 
+def in_setting(candidates: Sequence[Candidate], setting: str | None) -> list[Candidate]:
+    """The candidates, with the `setting` layer's first among those that the same words
+    point at equally (one symptom read in two layers: "not enough GPUs" in a Ray Data job);
+    candidates that other words support keep their order."""
+    if setting is None:
+        return list(candidates)
+    first: dict[tuple[int, str], int] = {}
+    for index, candidate in enumerate(candidates):
+        first.setdefault((candidate.score, candidate.best.symptom), index)
+    return sorted(
+        candidates,
+        key=lambda c: (first[(c.score, c.best.symptom)], c.layer != setting),
+    )
+
+
+def judged(spec: RuleSpec, facts: Facts) -> bool:
+    """Whether a rule's silence refutes its words: it ran on a subject of its own kind that
+    was seen behaving in a way the rule reads (one of its signatures, or a live subject).
+    A Ray traceback alone does not show whether demands are pending."""
+    if spec.scope not in JUDGED_SCOPES:
+        return False
+    wanted = set(spec.signatures)
+    return any(
+        observed(subject)
+        and (not wanted or not subject.observations or bool(wanted & set(subject.signatures)))
+        for subject in facts.subjects(spec.scope)
+    )
+
+
 def observed(subject: Subject) -> bool:
     """Whether a subject was seen behaving (a log line, a status, a scrape), not only
     described by its configuration; a live or described-in-full subject has no
     observations and counts as seen."""
     if not subject.observations:
         return True
-    return any(o.signature not in CONFIGURATION_SIGNATURES for o in subject.observations)
+    return any(
+        o.signature not in CONFIGURATION_SIGNATURES and o.source != "text"
+        for o in subject.observations
+    )
 
 
 def counts(entries: Sequence[dict[str, Any]]) -> bool:

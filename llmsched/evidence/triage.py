@@ -13,7 +13,7 @@ import bisect
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ MAX_QUOTE_CHARS = 160
 
 LAYER_OF_PREFIX = {"DK8S": "kubernetes", "DRAY": "ray", "DVLLM": "vllm"}
 _RULE_ID = re.compile(r"^(DK8S|DRAY|DVLLM)\d\d$")
-_KEYS = {"id", "rules", "weight", "source", "en", "zh", "context", "examples"}
+_KEYS = {"id", "rules", "weight", "source", "en", "zh", "context", "defers_to", "examples"}
 _NEGATION_EN = re.compile(
     r"\b(?:not|no|never|without|no\s+longer|(?:is|are|was|were|do|does|did|has|have)n.?t)\b",
     re.IGNORECASE,
@@ -61,12 +61,25 @@ class Symptom:
     phrases: tuple[Phrase, ...]
     context: re.Pattern[str] | None
     examples: tuple[tuple[str, bool], ...]
+    # symptoms that, when also described, name the cause this one only shows downstream
+    # ("probes pass" next to "the scheduler deadlocks"): this one then counts as generic
+    defers_to: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Catalogue:
     decide: Mapping[str, tuple[str, ...]]  # layer -> commands that tell its rules apart
     symptoms: tuple[Symptom, ...]
+    # layer -> what sets a text in that layer (its APIs, tools, traceback frames)
+    settings: Mapping[str, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
+
+    def set_in(self, layer: str, text: str) -> str | None:
+        """The first words of `text` that set it in `layer`, if any."""
+        for pattern in self.settings.get(layer, ()):
+            match = pattern.search(text)
+            if match is not None:
+                return match.group(0)
+        return None
 
     def rules(self) -> set[str]:
         return {rule for s in self.symptoms for rule in s.rules}
@@ -142,17 +155,20 @@ def triage_words(
     found: dict[str, list[WordMatch]] = {}
     positions: dict[str, int] = {}
     taken: list[tuple[int, int, int]] = []  # (start, end, weight) of the spans matched
+    matched: dict[str, tuple[Symptom, re.Match[str]]] = {}
     # strongest symptoms first: words already read as a specific symptom ("stuck in
     # Pending") are not read again as a generic one ("stuck")
     for symptom in sorted(catalogue.symptoms, key=lambda s: -s.weight):
         match = _first_match(symptom, joined, taken)
-        if match is None:
-            continue
-        taken.append((match.start(), match.end(), symptom.weight))
+        if match is not None:
+            taken.append((match.start(), match.end(), symptom.weight))
+            matched[symptom.id] = (symptom, match)
+    for symptom, match in matched.values():
+        weight = 1 if any(d in matched for d in symptom.defers_to) else symptom.weight
         index = bisect.bisect_right(starts, match.start()) - 1
         where = kept[index][0]
         quote = " ".join(match.group(0).split())[:MAX_QUOTE_CHARS]
-        word = WordMatch(symptom.id, quote, where, symptom.source, symptom.weight)
+        word = WordMatch(symptom.id, quote, where, symptom.source, weight)
         for position, rule in enumerate(symptom.rules):
             found.setdefault(rule, []).append(word)
             # a symptom lists its rules most likely first: ties go to the rule that the
@@ -277,7 +293,7 @@ def load_symptoms(path: Path = CATALOGUE_PATH) -> Catalogue:
         raise RuleError(f"cannot read the symptom catalogue: {exc}", where) from None
     if not isinstance(data, dict) or not isinstance(data.get("symptoms"), list):
         raise RuleError("the symptom catalogue needs `layers` and a `symptoms` list", where)
-    decide = _layers(data.get("layers"), where)
+    decide, settings = _layers(data.get("layers"), where)
     symptoms: list[Symptom] = []
     seen: set[str] = set()
     for entry in data["symptoms"]:
@@ -286,19 +302,27 @@ def load_symptoms(path: Path = CATALOGUE_PATH) -> Catalogue:
             raise RuleError(f"duplicate symptom {symptom.id}", where)
         seen.add(symptom.id)
         symptoms.append(symptom)
-    return Catalogue(decide, tuple(symptoms))
+    for symptom in symptoms:
+        if not set(symptom.defers_to) <= seen:
+            raise RuleError(f"symptom {symptom.id}: defers_to names unknown symptoms", where)
+    return Catalogue(decide, tuple(symptoms), settings)
 
 
-def _layers(value: Any, where: Location) -> dict[str, tuple[str, ...]]:
+def _layers(
+    value: Any, where: Location
+) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[re.Pattern[str], ...]]]:
     if not isinstance(value, dict) or set(value) != set(LAYER_OF_PREFIX.values()):
         raise RuleError("`layers` must list kubernetes, ray and vllm", where)
     out: dict[str, tuple[str, ...]] = {}
+    settings: dict[str, tuple[re.Pattern[str], ...]] = {}
     for layer, spec in value.items():
         commands = spec.get("decide") if isinstance(spec, dict) else None
         if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
             raise RuleError(f"layer {layer}: `decide` must be a list of commands", where)
         out[str(layer)] = tuple(commands)
-    return out
+        setting = spec.get("setting") or []
+        settings[str(layer)] = tuple(_compile(f"layer {layer}", p, where) for p in setting)
+    return out, settings
 
 
 def _symptom(entry: Any, where: Location) -> Symptom:
@@ -332,6 +356,7 @@ def _symptom(entry: Any, where: Location) -> Symptom:
         phrases=tuple(phrases),
         context=_compile(ident, context, where) if context is not None else None,
         examples=_examples(ident, entry.get("examples"), where),
+        defers_to=tuple(str(d) for d in entry.get("defers_to") or ()),
     )
 
 

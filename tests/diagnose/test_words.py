@@ -170,3 +170,30 @@ def test_observed_means_more_than_configuration() -> None:
     assert not observed(FactSubject("endpoint", "e", {}, [command]))
     assert observed(FactSubject("endpoint", "e", {}, [command, stats]))
     assert observed(FactSubject("endpoint", "live", {}))  # collected live: no observations
+
+
+def test_a_traceback_alone_does_not_refute_pending_demand_words(tmp_path: Path) -> None:
+    # a Ray actor traceback makes a Ray subject, but none of the messages DRAY01 reads
+    report = _diagnose(
+        tmp_path,
+        "The placement group creation failed due to insufficient GPU resources.\n"
+        "ray.exceptions.ActorDiedError: The actor died because of an error raised in its "
+        "creation task, ray::_MapWorker.__init__() (pid=366876, ip=192.168.1.20, "
+        "actor_id=49e605e8eaa01a1c79321fc801000000)\n",
+    )
+    entry = next(e for e in report.triage if e["rule"] == "DRAY01")
+    assert entry["status"] == WORDS_ONLY
+    assert report.verdict is not None and report.verdict["rule"] == "DRAY01"
+
+
+def test_a_persons_sentence_is_words_not_an_observed_engine() -> None:
+    said = Observation("vllm.memory-failure-reported", "vllm", "text", "OOM errors", None, {})
+    assert not observed(FactSubject("endpoint", "e", {}, [said]))
+
+
+def test_a_sentence_a_signature_read_still_counts_as_words(tmp_path: Path) -> None:
+    # the memory-failure signature reads this sentence too; its words still say which
+    # rule: the same model works on the older engine
+    report = _diagnose(tmp_path, "OOM Error with Qwen3-235B on V1 Engine, Works on V0 Engine\n")
+    assert report.verdict is not None and report.verdict["rule"] == "DVLLM09"
+    assert report.verdict["basis"].startswith("words only")

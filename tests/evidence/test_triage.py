@@ -205,3 +205,28 @@ def test_the_paste_checklist_names_each_layers_commands() -> None:
     assert any(c.startswith("kubectl get events") for c in checklist)
     assert "ray status -v" in checklist
     assert any("/metrics" in c for c in checklist)
+
+
+def test_probe_words_defer_to_an_engine_stall() -> None:
+    # "probes pass" alone points at DK8S05; next to a described stall it is why nobody
+    # restarted the wedged engine, not the cause
+    assert words("the pod is Ready, readiness probes pass, but requests time out")[0] == "DK8S05"
+    stalled = words(
+        "the scheduler deadlocks with requests waiting; liveness and readiness probes pass"
+    )
+    assert stalled[0] == "DVLLM10" and "DK8S05" in stalled
+
+
+def test_probe_words_need_a_probe_or_routing_context() -> None:
+    assert "DK8S05" not in words("/health returns 200 but throughput decays to 0 tok/s")
+
+
+def test_defers_to_must_name_known_symptoms(tmp_path: Path) -> None:
+    entry = {**GOOD, "defers_to": ["no-such-symptom"]}
+    with pytest.raises(RuleError, match="defers_to"):
+        load_symptoms(write(tmp_path, {"layers": LAYERS, "symptoms": [entry]}))
+
+
+def test_layer_settings_are_compiled_and_searched() -> None:
+    assert CATALOGUE.set_in("ray", "ray.exceptions.ActorDiedError: the actor died") is not None
+    assert CATALOGUE.set_in("ray", "kubectl describe pod vllm-0") is None

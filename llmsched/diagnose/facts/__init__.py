@@ -20,6 +20,7 @@ from llmsched.diagnose.facts.pods import (
     pod_key,
 )
 from llmsched.diagnose.facts.ray import merge_ray_observation, ray_base, ray_from_view
+from llmsched.diagnose.facts.setting import layer_setting
 from llmsched.diagnose.facts.subjects import Facts, Subject
 from llmsched.diagnose.facts.vllm import (
     add_metrics_endpoint,
@@ -46,6 +47,10 @@ def build_facts(snapshot: Snapshot | None, sniffed: SniffResult | None) -> Facts
             add_metrics_endpoint(facts, metrics)
     link_nodes(facts)
     facts.cluster = cluster_subject(facts)
+    # the layer the paste is set in (Ray's APIs, no Kubernetes artifact): see setting.py
+    facts.cluster.data["set_in"] = (
+        layer_setting(sniffed.prose, sniffed.observations) if sniffed is not None else None
+    )
     return facts
 
 

@@ -1,0 +1,50 @@
+"""Which layer a paste is set in, for ranking the words: a symptom several layers share
+("not enough GPUs", "OOM") belongs to the layer whose world the text describes.
+
+Per the checklist's layer boundaries, GPU-shortage and GPU-memory symptoms inside Ray (Ray
+Serve, Ray Data, placement groups, `@ray.remote`, a Ray traceback) are Ray's rules unless a
+Kubernetes artifact (a pod's events, a node's description) shows the scheduler at work.
+The words that set a text in Ray are data (`symptoms.yaml`, `layers.ray.setting`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from itertools import chain
+
+from llmsched.evidence.observations import CONFIGURATION_SIGNATURES, Observation
+from llmsched.evidence.triage import Catalogue, load_symptoms
+from llmsched.model import Location
+
+# a paste is read for its setting up to this many characters, as triage reads prose (logs repeat)
+MAX_SETTING_CHARS = 64 * 1024
+
+
+def layer_setting(
+    prose: Iterable[tuple[Location, str]],
+    observations: Sequence[Observation],
+    catalogue: Catalogue | None = None,
+) -> str | None:
+    """`ray` when the words or the evidence are set in Ray and no Kubernetes artifact was
+    recognised; otherwise None (no preference)."""
+    if any(map(kubernetes_artifact, observations)):
+        return None
+    catalogue = catalogue or load_symptoms()
+    texts: list[str] = []
+    size = 0
+    for text in chain((t for _, t in prose), (o.text for o in observations)):
+        if size >= MAX_SETTING_CHARS:
+            break
+        texts.append(text)
+        size += len(text) + 1
+    return "ray" if catalogue.set_in("ray", "\n".join(texts)) else None
+
+
+def kubernetes_artifact(observation: Observation) -> bool:
+    """A Kubernetes object seen behaving (an event, a pod status, a node's capacity), not a
+    configuration excerpt nor a person's words."""
+    return (
+        observation.layer == "kubernetes"
+        and observation.source != "text"
+        and observation.signature not in CONFIGURATION_SIGNATURES
+    )
