@@ -18,7 +18,7 @@ from llmsched.diagnose.facts import Facts, Subject
 from llmsched.diagnose.ranking import RankedFinding
 from llmsched.diagnose.verdict import CONTESTED_WITHIN, verdict
 from llmsched.engine.spec import RuleSpec
-from llmsched.evidence.observations import CONFIGURATION_SIGNATURES
+from llmsched.evidence.observations import CONFIGURATION_SIGNATURES, STATE_SIGNATURES
 from llmsched.evidence.triage import Candidate, WordTriage, fill_placeholders, load_symptoms
 from llmsched.model import NotEvaluated
 
@@ -91,14 +91,19 @@ def in_setting(candidates: Sequence[Candidate], setting: str | None) -> list[Can
 
 def judged(spec: RuleSpec, facts: Facts) -> bool:
     """Whether a rule's silence refutes its words: it ran on a subject of its own kind that
-    was seen behaving in a way the rule reads (one of its signatures, or a live subject).
-    A Ray traceback alone does not show whether demands are pending."""
+    was seen behaving in a way the rule reads (one of its signatures, a whole state of the
+    subject, or a live subject). A Ray traceback alone does not show whether demands are
+    pending; a `ray status` does."""
     if spec.scope not in JUDGED_SCOPES:
         return False
     wanted = set(spec.signatures)
     return any(
         observed(subject)
-        and (not wanted or not subject.observations or bool(wanted & set(subject.signatures)))
+        and (
+            not wanted
+            or not subject.observations
+            or bool((wanted | STATE_SIGNATURES) & set(subject.signatures))
+        )
         for subject in facts.subjects(spec.scope)
     )
 

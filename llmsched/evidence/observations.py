@@ -70,6 +70,14 @@ STRUCTURED_SIGNATURES: dict[str, str] = {
     "num_requests_running, num_requests_waiting, kv_cache_usage_perc, "
     "num_preemptions_total, ..., cache_config}}; full values in SniffResult.metrics",
 }
+# A whole state of a subject at one moment (a pod's status and conditions, a node's GPU
+# capacity, a Ray cluster's usage and demands, an engine's metrics): every rule of that
+# subject's scope reads it, so a rule silent over one refutes words that contradict it
+# ("stuck in Pending" under a describe that says Running).
+STATE_SIGNATURES = frozenset(
+    {"k8s.pod.status", "k8s.pod.row", "k8s.node.gpus", "k8s.node.row", "ray.resources",
+     "ray.node.gpus", "ray.nodes", "vllm.metrics"}
+)  # fmt: skip
 # Signatures that say how something is configured (how the engine was started, which
 # version is installed), not how it behaved: a subject known only through these was
 # described, not observed, so a rule that stays silent on it refutes nothing.
