@@ -11,7 +11,7 @@ Scopes:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -251,15 +251,29 @@ def expand(scope: str, lint_input: LintInput) -> Iterator[SubjectView]:
         yield from expand_object(scope, obj, lint_input)
 
 
-def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Iterator[SubjectView]:
+def _once(memo: dict[Any, Any], key: Any, make: Callable[..., Any], *args: Any) -> Any:
+    if key not in memo:
+        memo[key] = make(*args)
+    return memo[key]
+
+
+def expand_object(
+    scope: str, obj: SourceObject, lint_input: LintInput, memo: dict[Any, Any] | None = None
+) -> Iterator[SubjectView]:
+    """The subjects of one scope in one object.
+
+    Calls for the same object that pass the same `memo` get the very same variable values
+    (not equal copies), so the evaluator can tell by identity what it already converted to CEL.
+    """
+    memo = {} if memo is None else memo
     workload = lint_input.workloads.get(id(obj))
-    base = _base_vars(obj)
+    base = _once(memo, "base", _base_vars, obj)
     obj_annotations = base["meta"]["annotations"]
-    wvars = _workload_vars(workload, obj)
+    wvars = _once(memo, "workload", _workload_vars, workload, obj)
     if scope == "object":
         variables = {**base, "workload": wvars}
         if obj.kind in SCALERS:
-            variables["target"] = _scaler_target(obj, lint_input)
+            variables["target"] = _once(memo, "target", _scaler_target, obj, lint_input)
         variables["claims"] = lint_input.claims(obj.namespace)
         yield SubjectView(
             "object",
@@ -275,15 +289,9 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
         return
     claims = lint_input.claims(obj.namespace)
     for template in workload.templates:
-        tvars = _template_vars(template)
-        annotations = {**obj_annotations, **tvars["annotations"]}
-        template_base = {
-            **base,
-            "workload": wvars,
-            "template": tvars,
-            "pod": dict(template.spec),
-            "claims": claims,
-        }
+        annotations, template_base = _once(
+            memo, ("template", id(template)), _template_base, template, base, wvars, claims
+        )
         if scope == "template":
             yield SubjectView(
                 "template",
@@ -296,30 +304,23 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
                 annotations=annotations,
             )
             continue
-        pod_without_containers = {
-            k: v for k, v in template.spec.items() if k not in ("containers", "initContainers")
-        }
+        pod_without_containers = _once(
+            memo, ("pod", id(template)), _pod_without_containers, template
+        )
         for container in template.containers:
             if container.init:
                 continue
-            is_gpu, why = container_is_gpu(container, template)
-            gpu = container_gpu(container)
             invocation = container.vllm
-            cvars = {
-                **template_base,
-                # the container is its own variable: the pod spec without the container
-                # lists converts to CEL several times faster
-                "pod": pod_without_containers,
-                "container": dict(container.data),
-                "gpu": gpu,
-                "is_gpu": is_gpu,
-                "gpu_reason": why,
-                "env": dict(container.env),
-                "ray_start": dict(container.ray_start) if container.ray_start else None,
-                "vllm": _invocation_vars(invocation, template.spec, annotations)
-                if invocation
-                else None,
-            }
+            cvars = _once(
+                memo,
+                ("container", id(container)),
+                _container_vars,
+                container,
+                template,
+                template_base,
+                pod_without_containers,
+                annotations,
+            )
             subject = _subject(obj, container=container.name, part=_part(template))
             if scope == "container" or (scope == "vllm" and invocation is not None):
                 yield SubjectView(
@@ -336,29 +337,17 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
                 )
     if scope == "vllm":
         for index, invocation in enumerate(workload.serve_llm):
-            gpus = _serve_gpus(workload)
-            variables = {
-                **base,
-                "workload": wvars,
-                "template": None,
-                "pod": None,
-                "container": None,
-                "claims": claims,
-                "is_gpu": True,
-                "gpu_reason": "Ray Serve LLM",
-                "gpu": {
-                    "key": "nvidia.com/gpu",
-                    "limit": gpus,
-                    "request": gpus,
-                    "limit_set": gpus > 0,
-                    "request_set": gpus > 0,
-                },
-                "env": {},
-                "ray_start": None,
-                "vllm": _invocation_vars(
-                    invocation, None, obj_annotations, gpu_worker_pods(workload)
-                ),
-            }
+            variables = _once(
+                memo,
+                ("serve", index),
+                _serve_vars,
+                invocation,
+                workload,
+                base,
+                wvars,
+                claims,
+                obj_annotations,
+            )
             part = f"{invocation.source} {invocation.model or index}"
             yield SubjectView(
                 "vllm",
@@ -370,6 +359,80 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
                 invocation=invocation,
                 annotations=obj_annotations,
             )
+
+
+def _template_base(
+    template: PodTemplateView, base: dict[str, Any], wvars: Any, claims: dict[str, Any]
+) -> tuple[dict[str, str], dict[str, Any]]:
+    tvars = _template_vars(template)
+    annotations = {**base["meta"]["annotations"], **tvars["annotations"]}
+    template_base = {
+        **base,
+        "workload": wvars,
+        "template": tvars,
+        "pod": dict(template.spec),
+        "claims": claims,
+    }
+    return annotations, template_base
+
+
+def _pod_without_containers(template: PodTemplateView) -> dict[str, Any]:
+    return {k: v for k, v in template.spec.items() if k not in ("containers", "initContainers")}
+
+
+def _container_vars(
+    container: ContainerView,
+    template: PodTemplateView,
+    template_base: dict[str, Any],
+    pod_without_containers: dict[str, Any],
+    annotations: dict[str, str],
+) -> dict[str, Any]:
+    is_gpu, why = container_is_gpu(container, template)
+    invocation = container.vllm
+    return {
+        **template_base,
+        # the container is its own variable: the pod spec without the container
+        # lists converts to CEL several times faster
+        "pod": pod_without_containers,
+        "container": dict(container.data),
+        "gpu": container_gpu(container),
+        "is_gpu": is_gpu,
+        "gpu_reason": why,
+        "env": dict(container.env),
+        "ray_start": dict(container.ray_start) if container.ray_start else None,
+        "vllm": _invocation_vars(invocation, template.spec, annotations) if invocation else None,
+    }
+
+
+def _serve_vars(
+    invocation: VllmInvocation,
+    workload: Workload,
+    base: dict[str, Any],
+    wvars: Any,
+    claims: dict[str, Any],
+    obj_annotations: dict[str, str],
+) -> dict[str, Any]:
+    gpus = _serve_gpus(workload)
+    return {
+        **base,
+        "workload": wvars,
+        "template": None,
+        "pod": None,
+        "container": None,
+        "claims": claims,
+        "is_gpu": True,
+        "gpu_reason": "Ray Serve LLM",
+        "gpu": {
+            "key": "nvidia.com/gpu",
+            "limit": gpus,
+            "request": gpus,
+            "limit_set": gpus > 0,
+            "request_set": gpus > 0,
+        },
+        "env": {},
+        "ray_start": None,
+        "vllm": _invocation_vars(invocation, None, obj_annotations, gpu_worker_pods(workload)),
+    }
 
 
 def _serve_gpus(workload: Workload) -> int:
