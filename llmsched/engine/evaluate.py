@@ -153,6 +153,8 @@ class Evaluator:
         self.functions = all_functions()
         self.findings: list[Finding] = []
         self.not_evaluated: list[NotEvaluated] = []
+        # where a path of the current object is: many rules report the same field
+        self._locations: dict[tuple[Path, int | None, str | None], Location] = {}
 
     def run(self, lint_input: LintInput) -> None:
         by_scope: dict[str, list[CompiledRule]] = {}
@@ -172,6 +174,7 @@ class Evaluator:
             if not any(plan.applicable):
                 continue
             memo: dict[Any, Any] = {}
+            self._locations = {}
             activation: Activation | None = None
             for index, (scope, _) in enumerate(scopes):
                 applicable = plan.applicable[index]
@@ -255,7 +258,10 @@ class Evaluator:
         spec = rule.spec
         for outcome in outcomes:
             path = view.base_path if outcome.path is None else outcome.path
-            location = view.source.location(path, outcome.inner_line, outcome.flag)
+            key = (path, outcome.inner_line, outcome.flag)
+            location = self._locations.get(key)
+            if location is None:
+                location = self._locations[key] = view.source.location(*key)
             shown = _reported(view, location)
             if outcome.not_evaluated is not None:
                 self.not_evaluated.append(
