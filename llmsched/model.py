@@ -37,7 +37,7 @@ class Layer(str, Enum):
         return self.value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Location:
     """A place in an input file; line and column are 1-based."""
 
@@ -56,7 +56,7 @@ class Location:
         return f"{self.path}:{self.line}:{self.column}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Subject:
     """What a finding is about: an object, optionally one of its containers or parts."""
 
@@ -88,7 +88,7 @@ class Subject:
         return text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """One observed fact behind a finding."""
 
@@ -104,7 +104,7 @@ class Evidence:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     rule: str
     name: str
@@ -146,7 +146,7 @@ class Finding:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NotEvaluated:
     """A rule that could not judge a subject (unknown model or GPU, missing input)."""
 

@@ -9,6 +9,8 @@ from typing import Any
 from llmsched.errors import RuleError
 from llmsched.model import Location
 
+_UNBOUND = object()
+
 
 class EvaluationError(Exception):
     """An expression failed on one subject (missing field, wrong type)."""
@@ -75,12 +77,28 @@ class Activation:
         lazy: Mapping[str, Any] | None = None,
     ):
         self._context = cel_module().Context(variables=dict(variables), functions=dict(functions))
+        self._bound: dict[str, Any] = dict(variables)
         self._lazy: dict[str, Any] = dict(lazy or {})
         if lazy is not None:
             self._context.set_variable_resolver(self._lazy.get)
 
+    def bind(self, variables: Mapping[str, Any], names: frozenset[str]) -> bool:
+        """Make `names` read `variables`, converting only values not already bound (by
+        identity). False when a name to read is bound but absent from `variables`: a
+        variable cannot be unbound, so the caller needs a fresh activation."""
+        for name in names:
+            if name in variables:
+                value = variables[name]
+                if self._bound.get(name, _UNBOUND) is not value:
+                    self.with_variable(name, value)
+            elif name in self._bound:
+                return False
+        self._lazy.clear()
+        return True
+
     def with_variable(self, name: str, value: Any) -> None:
         self._context.add_variable(name, value)
+        self._bound[name] = value  # kept, so that its id is not reused while bound
 
     def with_lazy(self, name: str, value: Any) -> None:
         self._lazy[name] = value

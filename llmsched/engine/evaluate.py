@@ -12,7 +12,7 @@ from llmsched.engine.cel import Activation, EvaluationError, compile_expression
 from llmsched.engine.checks import CheckFunction, Outcome, all_checks
 from llmsched.engine.functions import all_functions
 from llmsched.engine.request_length import WORKLOAD_PARAM, WORKLOAD_SOURCE_PARAM, config_workload
-from llmsched.engine.scope import LintInput, SubjectView, expand
+from llmsched.engine.scope import LintInput, SubjectView, expand_object
 from llmsched.engine.spec import RuleSpec, Validation
 from llmsched.engine.suppress import suppression_reason
 from llmsched.errors import RuleError
@@ -48,9 +48,7 @@ class CompiledRule:
         programs = [self.when, *(p for _, p in self.variables), *(p for _, p in self.evidence)]
         for _, expression, message in self.validations:
             programs += [expression, message]
-        return frozenset(
-            n for p in programs if p is not None for n in p.references()["functions"]
-        )
+        return frozenset(n for p in programs if p is not None for n in p.references()["functions"])
 
 
 def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRule]:
@@ -139,6 +137,13 @@ def resolve_at(view: SubjectView, at: str | None) -> tuple[Path, int | None, str
     return view.base_path, None, None
 
 
+@dataclass
+class _KindPlan:
+    applicable: list[list[CompiledRule]]  # per scope
+    names: list[frozenset[str]]  # per scope: the variables those rules read
+    functions: dict[str, Any]
+
+
 class Evaluator:
     """Evaluates compiled rules over a LintInput, one CEL activation per subject."""
 
@@ -148,36 +153,54 @@ class Evaluator:
         self.functions = all_functions()
         self.findings: list[Finding] = []
         self.not_evaluated: list[NotEvaluated] = []
+        # where a path of the current object is: many rules report the same field
+        self._locations: dict[tuple[Path, int | None, str | None], Location] = {}
 
     def run(self, lint_input: LintInput) -> None:
         by_scope: dict[str, list[CompiledRule]] = {}
         for rule in self.rules:
             by_scope.setdefault(rule.spec.scope, []).append(rule)
-        # per set of applicable rules: the variables they read and the functions they call
-        needs: dict[tuple[int, ...], tuple[frozenset[str], dict[str, Any]]] = {}
-        for scope, rules in by_scope.items():
-            for view in expand(scope, lint_input):
-                applicable = [
-                    r for r in rules if not r.spec.kinds or view.source.kind in r.spec.kinds
-                ]
+        scopes = list(by_scope.items())
+        # Object by object, every scope in turn, so that each value (the object, a pod, a
+        # container...) is converted to CEL once for all of them: converting costs as much
+        # as evaluating. Results are kept per scope, in the order scope by scope gives.
+        findings: list[list[Finding]] = [[] for _ in scopes]
+        not_evaluated: list[list[NotEvaluated]] = [[] for _ in scopes]
+        plans: dict[str, _KindPlan] = {}
+        for obj in lint_input.objects:
+            plan = plans.get(obj.kind)
+            if plan is None:
+                plan = plans[obj.kind] = self._plan(obj.kind, scopes)
+            if not any(plan.applicable):
+                continue
+            memo: dict[Any, Any] = {}
+            self._locations = {}
+            activation: Activation | None = None
+            for index, (scope, _) in enumerate(scopes):
+                applicable = plan.applicable[index]
                 if not applicable:
                     continue
-                key = tuple(id(r) for r in applicable)
-                if key not in needs:
-                    needs[key] = self._needs(applicable)
-                needed, functions = needs[key]
-                # Converting a variable to CEL costs as much as evaluating: convert only what
-                # the applicable rules read (the whole object is often not needed at all);
-                # each function registered is wrapped again for every subject, so likewise.
-                variables = {k: v for k, v in view.variables.items() if k in needed}
-                activation = Activation(variables, functions, lazy={})
-                for rule in applicable:
-                    self._evaluate(rule, view, activation)
+                self.findings, self.not_evaluated = findings[index], not_evaluated[index]
+                for view in expand_object(scope, obj, lint_input, memo):
+                    if activation is None or not activation.bind(view.variables, plan.names[index]):
+                        activation = Activation({}, plan.functions, lazy={})
+                        activation.bind(view.variables, plan.names[index])
+                    for rule in applicable:
+                        self._evaluate(rule, view, activation)
+        self.findings = [f for per_scope in findings for f in per_scope]
+        self.not_evaluated = [n for per_scope in not_evaluated for n in per_scope]
 
-    def _needs(self, rules: Sequence[CompiledRule]) -> tuple[frozenset[str], dict[str, Any]]:
-        names = frozenset().union(*(r.names for r in rules))
-        called = frozenset().union(*(r.functions for r in rules))
-        return names, {k: f for k, f in self.functions.items() if k in called}
+    def _plan(self, kind: str, scopes: Sequence[tuple[str, list[CompiledRule]]]) -> _KindPlan:
+        """The rules that apply to objects of one kind, scope by scope, with the variables
+        they read; and every function any of them calls (each function registered is
+        wrapped again whenever a variable changes, so only those)."""
+        applicable = [
+            [r for r in rules if not r.spec.kinds or kind in r.spec.kinds] for _, rules in scopes
+        ]
+        names = [frozenset().union(*(r.names for r in rules)) for rules in applicable]
+        called = frozenset().union(*(r.functions for rules in applicable for r in rules))
+        functions = {k: f for k, f in self.functions.items() if k in called}
+        return _KindPlan(applicable, names, functions)
 
     def _evaluate(self, rule: CompiledRule, view: SubjectView, activation: Activation) -> None:
         try:
@@ -235,7 +258,10 @@ class Evaluator:
         spec = rule.spec
         for outcome in outcomes:
             path = view.base_path if outcome.path is None else outcome.path
-            location = view.source.location(path, outcome.inner_line, outcome.flag)
+            key = (path, outcome.inner_line, outcome.flag)
+            location = self._locations.get(key)
+            if location is None:
+                location = self._locations[key] = view.source.location(*key)
             shown = _reported(view, location)
             if outcome.not_evaluated is not None:
                 self.not_evaluated.append(

@@ -11,12 +11,18 @@ Scopes:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from llmsched.engine.gpu_use import container_gpu, container_is_gpu, gpu_worker_pods, ray_num_gpus
-from llmsched.manifest.gpu_pinning import pinned_gpu
+from llmsched.engine.subject_vars import (
+    container_variables,
+    object_variables,
+    pod_without_container_lists,
+    serve_variables,
+    template_variables,
+    workload_variables,
+)
 from llmsched.manifest.kinds import extract_workload
 from llmsched.model import Location, Subject
 
@@ -106,107 +112,6 @@ def build_input(
 # ---- facts -----------------------------------------------------------------------------
 
 
-def _annotations(meta: Any) -> dict[str, str]:
-    if not isinstance(meta, Mapping):
-        return {}
-    ann = meta.get("annotations")
-    return {str(k): str(v) for k, v in ann.items()} if isinstance(ann, Mapping) else {}
-
-
-def _labels(meta: Any) -> dict[str, str]:
-    if not isinstance(meta, Mapping):
-        return {}
-    labels = meta.get("labels")
-    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
-
-
-def _invocation_vars(
-    invocation: VllmInvocation,
-    pod: Mapping[str, Any] | None,
-    annotations: Mapping[str, str],
-    worker_pods: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
-    """The engine arguments in effect, with the defaults of the GPU the engine runs on."""
-    gpu, _ = pinned_gpu(pod, annotations, invocation, worker_pods)
-    if gpu is not None:
-        effective = dict(invocation.effective(gpu.memory_bytes, gpu_name=gpu.name))
-    else:
-        effective = dict(invocation.effective())
-    effective.update(
-        {
-            "model": invocation.model,
-            "version": invocation.version,
-            "explicit": _plain(invocation.explicit),
-            "source": invocation.source,
-            "gpu": gpu.name if gpu is not None else None,
-        }
-    )
-    return _plain(effective)
-
-
-def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
-    """CEL takes lists, not tuples."""
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
-
-
-def _template_vars(template: PodTemplateView) -> dict[str, Any]:
-    containers = [c for c in template.containers if not c.init]
-    gpus_per_pod = sum(container_gpu(c)["limit"] for c in containers)
-    is_gpu = any(container_is_gpu(c, template)[0] for c in containers)
-    return {
-        "role": template.role,
-        "group": template.group,
-        "replicas": template.replicas,
-        "pods_per_replica": template.pods_per_replica,
-        "labels": _labels(template.metadata),
-        "annotations": _annotations(template.metadata),
-        "gpus_per_pod": gpus_per_pod,
-        "is_gpu": is_gpu,
-        "ray_start_params": dict(template.ray_start_params)
-        if template.ray_start_params is not None
-        else None,
-        "ray_num_gpus": ray_num_gpus(template.ray_start_params),
-        "has_vllm": any(c.vllm is not None for c in containers),
-        "node_profile": template.node_profile,
-        "node_profile_gpu": template.node_profile_gpu,
-    }
-
-
-def _workload_vars(workload: Workload | None, obj: SourceObject) -> dict[str, Any] | None:
-    if workload is None:
-        return None
-    containers = [c for t in workload.templates for c in t.containers if not c.init]
-    return {
-        "kind": workload.kind,
-        "name": workload.name,
-        "namespace": workload.namespace,
-        "is_ray": workload.is_ray,
-        "has_vllm": bool(workload.serve_llm) or any(c.vllm is not None for c in containers),
-        "is_gpu": any(
-            container_is_gpu(c, t)[0]
-            for t in workload.templates
-            for c in t.containers
-            if not c.init
-        ),
-        "templates": len(workload.templates),
-    }
-
-
-def _base_vars(obj: SourceObject) -> dict[str, Any]:
-    meta = obj.data.get("metadata")
-    return {
-        "object": obj.data,
-        "meta": {
-            "kind": obj.kind,
-            "name": obj.name,
-            "namespace": obj.namespace,
-            "labels": _labels(meta),
-            "annotations": _annotations(meta),
-            "api_version": obj.api_version,
-        },
-    }
-
-
 def _scaler_target(obj: SourceObject, lint_input: LintInput) -> dict[str, Any]:
     spec = obj.data.get("spec") or {}
     ref = spec.get("scaleTargetRef") if isinstance(spec, Mapping) else None
@@ -223,7 +128,7 @@ def _scaler_target(obj: SourceObject, lint_input: LintInput) -> dict[str, Any]:
         "is_gpu": False,
     }
     if found is not None:
-        wvars = _workload_vars(found[1], found[0])
+        wvars = workload_variables(found[1], found[0])
         if wvars:
             target.update(has_vllm=wvars["has_vllm"], is_gpu=wvars["is_gpu"])
     return target
@@ -251,15 +156,29 @@ def expand(scope: str, lint_input: LintInput) -> Iterator[SubjectView]:
         yield from expand_object(scope, obj, lint_input)
 
 
-def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Iterator[SubjectView]:
+def _once(memo: dict[Any, Any], key: Any, make: Callable[..., Any], *args: Any) -> Any:
+    if key not in memo:
+        memo[key] = make(*args)
+    return memo[key]
+
+
+def expand_object(
+    scope: str, obj: SourceObject, lint_input: LintInput, memo: dict[Any, Any] | None = None
+) -> Iterator[SubjectView]:
+    """The subjects of one scope in one object.
+
+    Calls for the same object that pass the same `memo` get the very same variable values
+    (not equal copies), so the evaluator can tell by identity what it already converted to CEL.
+    """
+    memo = {} if memo is None else memo
     workload = lint_input.workloads.get(id(obj))
-    base = _base_vars(obj)
+    base = _once(memo, "base", object_variables, obj)
     obj_annotations = base["meta"]["annotations"]
-    wvars = _workload_vars(workload, obj)
+    wvars = _once(memo, "workload", workload_variables, workload, obj)
     if scope == "object":
         variables = {**base, "workload": wvars}
         if obj.kind in SCALERS:
-            variables["target"] = _scaler_target(obj, lint_input)
+            variables["target"] = _once(memo, "target", _scaler_target, obj, lint_input)
         variables["claims"] = lint_input.claims(obj.namespace)
         yield SubjectView(
             "object",
@@ -275,15 +194,9 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
         return
     claims = lint_input.claims(obj.namespace)
     for template in workload.templates:
-        tvars = _template_vars(template)
-        annotations = {**obj_annotations, **tvars["annotations"]}
-        template_base = {
-            **base,
-            "workload": wvars,
-            "template": tvars,
-            "pod": dict(template.spec),
-            "claims": claims,
-        }
+        annotations, template_base = _once(
+            memo, ("template", id(template)), template_variables, template, base, wvars, claims
+        )
         if scope == "template":
             yield SubjectView(
                 "template",
@@ -296,30 +209,23 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
                 annotations=annotations,
             )
             continue
-        pod_without_containers = {
-            k: v for k, v in template.spec.items() if k not in ("containers", "initContainers")
-        }
+        pod_without_containers = _once(
+            memo, ("pod", id(template)), pod_without_container_lists, template
+        )
         for container in template.containers:
             if container.init:
                 continue
-            is_gpu, why = container_is_gpu(container, template)
-            gpu = container_gpu(container)
             invocation = container.vllm
-            cvars = {
-                **template_base,
-                # the container is its own variable: the pod spec without the container
-                # lists converts to CEL several times faster
-                "pod": pod_without_containers,
-                "container": dict(container.data),
-                "gpu": gpu,
-                "is_gpu": is_gpu,
-                "gpu_reason": why,
-                "env": dict(container.env),
-                "ray_start": dict(container.ray_start) if container.ray_start else None,
-                "vllm": _invocation_vars(invocation, template.spec, annotations)
-                if invocation
-                else None,
-            }
+            cvars = _once(
+                memo,
+                ("container", id(container)),
+                container_variables,
+                container,
+                template,
+                template_base,
+                pod_without_containers,
+                annotations,
+            )
             subject = _subject(obj, container=container.name, part=_part(template))
             if scope == "container" or (scope == "vllm" and invocation is not None):
                 yield SubjectView(
@@ -336,29 +242,17 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
                 )
     if scope == "vllm":
         for index, invocation in enumerate(workload.serve_llm):
-            gpus = _serve_gpus(workload)
-            variables = {
-                **base,
-                "workload": wvars,
-                "template": None,
-                "pod": None,
-                "container": None,
-                "claims": claims,
-                "is_gpu": True,
-                "gpu_reason": "Ray Serve LLM",
-                "gpu": {
-                    "key": "nvidia.com/gpu",
-                    "limit": gpus,
-                    "request": gpus,
-                    "limit_set": gpus > 0,
-                    "request_set": gpus > 0,
-                },
-                "env": {},
-                "ray_start": None,
-                "vllm": _invocation_vars(
-                    invocation, None, obj_annotations, gpu_worker_pods(workload)
-                ),
-            }
+            variables = _once(
+                memo,
+                ("serve", index),
+                serve_variables,
+                invocation,
+                workload,
+                base,
+                wvars,
+                claims,
+                obj_annotations,
+            )
             part = f"{invocation.source} {invocation.model or index}"
             yield SubjectView(
                 "vllm",
@@ -370,12 +264,3 @@ def expand_object(scope: str, obj: SourceObject, lint_input: LintInput) -> Itera
                 invocation=invocation,
                 annotations=obj_annotations,
             )
-
-
-def _serve_gpus(workload: Workload) -> int:
-    """GPUs per Ray worker pod: the largest GPU limit among the Ray cluster's worker templates."""
-    counts = [
-        sum(container_gpu(c)["limit"] for c in t.containers if not c.init)
-        for t in workload.templates
-    ]
-    return max(counts, default=0)

@@ -102,6 +102,20 @@ def test_ray_helpers() -> None:
     assert unbounded_retries(obj) == ["max_restarts: -1", "max_retries=-1"]
 
 
+def test_unbounded_retries_matches_within_one_string_never_across_two() -> None:
+    # searched as one text: the end of one string and the start of the next must not combine
+    assert unbounded_retries({"a": "run --max_retries", "b": "-1 now"}) == []
+    assert unbounded_retries({"a": "max_retries=", "b": "-1"}) == []
+    assert unbounded_retries(["x", "max_retries=-1", "2"]) == ["max_retries=-1"]
+    assert unbounded_retries({"a": "max_restarts -1", "b": "max_restarts: -1"}) == [
+        "max_restarts -1",
+        "max_restarts: -1",
+    ]
+    # structured settings count inside an object, not in a bare list
+    assert unbounded_retries([{"max_retries": -1}]) == []
+    assert unbounded_retries({"x": [{"maxRetries": -1}]}) == ["maxRetries: -1"]
+
+
 def test_every_function_is_registered() -> None:
     names = set(all_functions())
     assert {"quantity", "tolerates_gpu", "gpu_model_pinned", "join", "lower", "get", "fmt",

@@ -76,24 +76,33 @@ def accelerator_types(params: Any) -> list[str]:
     return out
 
 
-def _strings(value: Any) -> list[str]:
+_RETRY_KEYS = ("max_retries", "max_restarts", "max_task_retries", "maxRetries")
+
+
+def _scan(value: Any, strings: list[str], structured: list[str]) -> None:
+    """Every string under `value` (map values, list items), and each `<retry key>: -1`."""
     if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
+        strings.append(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if key in _RETRY_KEYS and item == -1:
+                structured.append(f"{key}: -1")
+            _scan(item, strings, structured)
+    elif isinstance(value, list):
+        for item in value:
+            _scan(item, strings, structured)
 
 
 @cel_function
 def unbounded_retries(obj: Any) -> list[str]:
     """Settings anywhere in the object (entrypoint, serveConfigV2, commands) that retry forever."""
-    found: list[str] = []
-    for text in _strings(obj):
-        found.extend(m.group(0) for m in _UNBOUNDED.finditer(text))
+    strings: list[str] = []
+    structured: list[str] = []
+    _scan(obj, strings, structured)
+    # one search over all the strings: NUL matches no part of the pattern, so no match spans two
+    found = [m.group(0) for m in _UNBOUNDED.finditer("\0".join(strings))]
     if isinstance(obj, Mapping):
-        found.extend(_structured_unbounded(obj))
+        found.extend(structured)
     return sorted(set(found))
 
 
@@ -104,22 +113,6 @@ def unbounded_retries_except(obj: Any, spec_keys: list[str]) -> list[str]:
         return unbounded_retries(obj)
     spec = {k: v for k, v in obj["spec"].items() if k not in spec_keys}
     return unbounded_retries({**obj, "spec": spec})
-
-
-def _structured_unbounded(value: Any) -> list[str]:
-    out = []
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if (
-                key in ("max_retries", "max_restarts", "max_task_retries", "maxRetries")
-                and item == -1
-            ):
-                out.append(f"{key}: -1")
-            out.extend(_structured_unbounded(item))
-    elif isinstance(value, list):
-        for item in value:
-            out.extend(_structured_unbounded(item))
-    return out
 
 
 @cel_function
