@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +24,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+
+import child_usage  # noqa: E402
 
 from llmsched.evidence.normalise import split_lines  # noqa: E402
 from llmsched.evidence.sniff import sniff_paths  # noqa: E402
@@ -119,22 +119,13 @@ def run_cli(path: Path, runs: int) -> tuple[float, float, float, int]:
     load as well), peak RSS (MiB) of the worst run, exit code of the last run."""
     times, cpus, peak, code = [], [], 0.0, 0
     for _ in range(runs):
-        started = time.perf_counter()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        done = subprocess.run(
+        wall, cpu, used, code = child_usage.measure(
             [sys.executable, "-m", "llmsched", "diagnose", str(path), "--output", "json"],
-            check=False,
-            capture_output=True,
             env={**os.environ, "PYTHONPATH": str(HERE.parent)},
         )
-        times.append(time.perf_counter() - started)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-        # ru_maxrss of children is the largest of any child so far (KiB on Linux)
-        peak = max(peak, after.ru_maxrss / 1024)
-        code = done.returncode
-        if b"Traceback" in done.stderr:
-            print(done.stderr.decode(errors="replace")[-2000:])
+        times.append(wall)
+        cpus.append(cpu)
+        peak = max(peak, used)
     if not times:
         return 0.0, 0.0, peak, code
     return statistics.median(times), statistics.median(cpus), peak, code

@@ -13,12 +13,11 @@ memory (the child's ru_maxrss) are printed.
 from __future__ import annotations
 
 import argparse
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+import child_usage
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOYMENT = (ROOT / "examples" / "chat-deployment.yaml").read_text()
@@ -64,13 +63,7 @@ CASES = {"lint-big": big_file, "lint-many": many_files, "replay-1m": replay_1m}
 
 def measure(args: list[str]) -> tuple[float, float, float, int]:
     """(wall seconds, CPU seconds, peak MB, exit code) of one run of the CLI."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "llmsched", *args], capture_output=True)
-    elapsed = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return elapsed, cpu, max(after.ru_maxrss, before.ru_maxrss) / 1024, done.returncode
+    return child_usage.measure([sys.executable, "-m", "llmsched", *args])
 
 
 def main() -> None:
