@@ -101,10 +101,11 @@ def all_models() -> list[ModelSpec]:
 # ---------------------------------------------------------------------------------------------
 # Name lookup
 
-# Trailing name parts that announce a quantised checkpoint, with the bits they imply.
+# Trailing name parts that announce a quantised checkpoint, with the bits they imply
+# ("-KV": AMD's Quark "-FP8-KV" checkpoints also ship fp8 KV-cache scales).
 _QUANT_SUFFIX = re.compile(
     r"[-_.](awq|gptq|int4|int8|w4a16|w8a8|w8a16|fp8|dynamic|static|bnb|4bit|8bit|nf4|"
-    r"quantized|mxfp4|nvfp4|fp4|marlin)$"
+    r"quantized|mxfp4|nvfp4|fp4|marlin|kv)$"
 )
 
 
@@ -149,7 +150,7 @@ def _quantization_from_tokens(tokens: list[str]) -> tuple[str | None, int | None
         return "compressed-tensors", bits
     if names & {"int4", "int8"}:
         return ("int8" if eight else "int4"), bits
-    return None, None  # only "dynamic"/"static"/"marlin": not a quantisation on their own
+    return None, None  # only "dynamic"/"static"/"marlin"/"kv": not a quantisation on their own
 
 
 def _normalise(text: str) -> str:

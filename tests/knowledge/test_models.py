@@ -92,6 +92,10 @@ def test_every_name_and_alias_resolves_to_its_own_entry() -> None:
         ("s3://bucket/models/Qwen3-30B-A3B", "Qwen/Qwen3-30B-A3B", None, None),
         ("deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-R1", "fp8", 8),  # ships fp8
         ("google/gemma-2-9b", "google/gemma-2-9b-it", None, None),
+        ("amd/Llama-3.1-405B-Instruct-FP8-KV", "meta-llama/Llama-3.1-405B-Instruct", "fp8", 8),
+        ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "Qwen/Qwen3-235B-A22B-Instruct-2507", "fp8", 8),
+        ("Qwen/Qwen3-235B-A22B-FP8", "Qwen/Qwen3-235B-A22B", "fp8", 8),
+        ("/models/gemma-2-2b-it", "google/gemma-2-2b-it", None, None),
     ],
 )
 def test_lookup_model(name: str, expected: str, quantization: str | None,
