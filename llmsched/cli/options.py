@@ -19,7 +19,7 @@ class OutputFormat(str, Enum):
 
 
 class ListFormat(str, Enum):
-    """Listings (rules, explanations) are a table or JSON."""
+    """Outputs that are text (a table, a report) or JSON: rule listings, explanations, replay."""
 
     text = "text"
     json = "json"

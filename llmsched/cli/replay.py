@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from llmsched.cli.options import emit
+from llmsched.cli.options import ListFormat, emit
 from llmsched.cli.output_paths import check_distinct, check_output_paths
 from llmsched.cli.replay_runs import (
     PreemptionMode,
     ReplayEngine,
-    ReplayOutput,
     run_fleet,
     run_one,
     run_sweep_command,
@@ -106,8 +105,8 @@ def replay(
         ),
     ] = None,
     output: Annotated[
-        ReplayOutput, typer.Option("--output", "-o", help="text or json.")
-    ] = ReplayOutput.text,
+        ListFormat, typer.Option("--output", "-o", help="text or json.")
+    ] = ListFormat.text,
     output_file: Annotated[
         Path | None,
         typer.Option("--output-file", help="Write the summary to this file instead of stdout."),
@@ -207,7 +206,7 @@ def replay(
     summary = result.summary()
     if setup.workload_info is not None:
         summary["workload"] = setup.workload_info
-    if output is ReplayOutput.json:
+    if output is ListFormat.json:
         emit(json.dumps(summary, indent=2), output_file)
         return
     from llmsched.render.replay import summary_text, workload_text

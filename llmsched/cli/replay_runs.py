@@ -13,16 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from llmsched.cli.options import emit
+from llmsched.cli.options import ListFormat, emit
 from llmsched.replay.objective import Objective
 
 if TYPE_CHECKING:
     from llmsched.replay.setup import ConfigSource, ReplaySetup
-
-
-class ReplayOutput(str, Enum):
-    text = "text"
-    json = "json"
 
 
 class ReplayEngine(str, Enum):
@@ -39,7 +34,7 @@ def run_fleet(
     setup: ReplaySetup,
     version: str,
     fleet: dict[str, Any],
-    output: ReplayOutput,
+    output: ListFormat,
     html_out: Path | None,
     output_file: Path | None,
 ) -> None:
@@ -55,7 +50,7 @@ def run_fleet(
     point = run_point(job)
     if html_out is not None:
         write_html(html_out, setup, version, [point.pop("view")])
-    if output is ReplayOutput.json:
+    if output is ListFormat.json:
         emit(json.dumps(point, indent=2), output_file)
         return
     from llmsched.render.replay import fleet_text
@@ -139,7 +134,7 @@ def run_sweep_command(
     specs: list[str],
     executor: str,
     ray_address: str | None,
-    output: ReplayOutput,
+    output: ListFormat,
     objective: Objective,
     html_out: Path | None,
     fleet: dict[str, Any],
@@ -198,7 +193,7 @@ def run_sweep_command(
             "saturation": judged["saturation"]["sentence"],
         }
         write_html(html_out, setup, version, overlaid(views, judged["best"]), sweep_view)
-    if output is ReplayOutput.json:
+    if output is ListFormat.json:
         body: dict[str, Any] = {
             "executor": result.executor,
             "points": result.points,
