@@ -4,7 +4,7 @@
 (quotes, fences, prompts, colours, log prefixes, wrapping) once for every reader; the
 format readers (`kubectl_describe`, `k8s_events`, `tables`, `ray_status_text`, `prometheus`,
 `structured`) find their blocks; every message line is matched against the signature
-catalogue (`signatures.yaml`, loaded by `signatures`). `observations` holds what comes
+catalogue (`signatures/*.yaml`, loaded by `signatures`). `observations` holds what comes
 out: `Observation`, `MetricsEvidence`, `SniffResult`. Nothing here judges; `diagnose`
 reads the observations and decides. `triage` reads the person's own words (the
 lines no format claims) against the symptom catalogue (`symptoms.yaml`).

@@ -3,7 +3,7 @@ account of what was and was not recognised.
 
 An `Observation` is one fact read from the text, named by a stable `signature`
 (``k8s.pending.insufficient-gpu``, ``vllm.stats``...). Message signatures are listed,
-with their fields, in `llmsched/evidence/signatures.yaml`; the ones read from structured
+with their fields, in `llmsched/evidence/signatures/`; the ones read from structured
 output are in `STRUCTURED_SIGNATURES` below. `layer` says where the message comes from,
 not who is to blame: the engine decides that.
 """

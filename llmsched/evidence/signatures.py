@@ -1,6 +1,6 @@
 """The known-signature catalogue: messages each layer emits → a stable id and a symptom.
 
-The catalogue is data (`signatures.yaml`, next to this module); this module loads it,
+The catalogue is data (`signatures/*.yaml`, next to this module); this module loads it,
 compiles the patterns and matches one message at a time. A signature's `keywords` are
 plain substrings tried first, so a line pays for regular expressions only when it could
 match.
@@ -22,7 +22,7 @@ from llmsched.errors import RuleError
 from llmsched.evidence.keyword_scan import KeywordScan
 from llmsched.model import Layer, Location
 
-CATALOGUE_PATH = Path(__file__).resolve().parent / "signatures.yaml"
+CATALOGUE_PATH = Path(__file__).resolve().parent / "signatures"
 _MAX_LITERAL_CHARS = 20_000
 _TYPES = ("int", "float", "str")
 _KEYS = {
@@ -266,7 +266,24 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's: read 
 
 @functools.lru_cache(maxsize=1)
 def load_signatures(path: Path = CATALOGUE_PATH) -> tuple[Signature, ...]:
-    """The catalogue, compiled; a malformed entry is a `RuleError` naming it."""
+    """The catalogue (a folder of YAML lists, read in name order, or one such file), compiled;
+    a malformed entry is a `RuleError` naming its file."""
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    signatures: list[Signature] = []
+    seen: set[str] = set()
+    for file in files:
+        for entry in _entries(file):
+            signature = _signature(entry, file)
+            if signature.id in seen:
+                raise RuleError(f"duplicate signature {signature.id}", Location(str(file)))
+            seen.add(signature.id)
+            signatures.append(signature)
+    if not signatures:
+        raise RuleError("the signature catalogue is empty", Location(str(path)))
+    return tuple(signatures)
+
+
+def _entries(path: Path) -> list[Any]:
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except (OSError, yaml.YAMLError) as exc:
@@ -275,15 +292,7 @@ def load_signatures(path: Path = CATALOGUE_PATH) -> tuple[Signature, ...]:
         ) from None
     if not isinstance(data, list):
         raise RuleError("the signature catalogue must be a list", Location(str(path)))
-    signatures: list[Signature] = []
-    seen: set[str] = set()
-    for entry in data:
-        signature = _signature(entry, path)
-        if signature.id in seen:
-            raise RuleError(f"duplicate signature {signature.id}", Location(str(path)))
-        seen.add(signature.id)
-        signatures.append(signature)
-    return tuple(signatures)
+    return data
 
 
 def _signature(entry: Any, path: Path) -> Signature:

@@ -6,7 +6,7 @@ normalised (`normalise`: quote markers, fences, prompts, colours and log prefixe
 wrapped records joined, line numbers kept). Structured formats are found next
 (`kubectl describe`, `kubectl get events|pods|nodes`, `ray status`, `nvidia-smi`,
 Prometheus text, YAML/JSON documents); then every message line, inside those blocks or
-loose, is matched against the signature catalogue (`signatures.yaml`). Nothing here
+loose, is matched against the signature catalogue (`signatures/*.yaml`). Nothing here
 raises on odd input: what is not recognised is counted per input in `sources`.
 """
 

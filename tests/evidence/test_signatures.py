@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from llmsched.errors import RuleError
 from llmsched.evidence.signatures import (
+    CATALOGUE_PATH,
     candidates_for,
     config_pairs,
     literal_dict,
@@ -209,3 +210,20 @@ def test_scan_then_match_equals_matching_every_signature(text: str) -> None:
 @given(st.text(max_size=300))
 def test_random_text_scan_then_match_equals_matching_every_signature(text: str) -> None:
     assert _scanned(text) == _by_every_signature(text)
+
+
+def test_catalogue_folder_is_read_in_name_order_and_ids_stay_unique(tmp_path: Path) -> None:
+    entry = (
+        "- id: {}\n  layer: ray\n  keywords: [a]\n  patterns: [a]\n"
+        "  emitted_by: [{{repo: ray-project/ray, file: a.py}}]\n"
+    )
+    (tmp_path / "20-b.yaml").write_text(entry.format("second"))
+    (tmp_path / "10-a.yaml").write_text(entry.format("first"))
+    assert [s.id for s in load_signatures.__wrapped__(tmp_path)] == ["first", "second"]
+    (tmp_path / "30-c.yaml").write_text(entry.format("first"))
+    with pytest.raises(RuleError, match="duplicate signature first"):
+        load_signatures.__wrapped__(tmp_path)
+
+
+def test_shipped_catalogue_is_split_by_component() -> None:
+    assert len(list(CATALOGUE_PATH.glob("*.yaml"))) > 1
