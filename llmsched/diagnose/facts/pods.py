@@ -264,6 +264,10 @@ def scheduling(observations: Sequence[Observation]) -> dict[str, Any]:
     for o in observations:
         if o.signature == "k8s.pending.scheduling-failed" and o.fields.get("total") is not None:
             out["total"] = max(out.get("total", 0), int(o.fields["total"]))
+        if o.signature == "k8s.karpenter.incompatible-requirements" and o.fields.get("label"):
+            unmet = out.setdefault("unmet_labels", [])
+            if o.fields["label"] not in unmet:
+                unmet.append(str(o.fields["label"]))
         reason = _SCHEDULING_REASONS.get(o.signature)
         if reason is None and o.signature not in _NOT_A_FILTER_REASON:
             reason = "other_reasons" if o.signature.startswith("k8s.pending.") else None

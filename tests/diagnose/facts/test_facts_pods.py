@@ -83,6 +83,15 @@ def test_scheduling_counts_the_aggregated_taint_and_the_other_filters() -> None:
                        "other_reasons": 3}
 
 
+def test_scheduling_lists_the_labels_no_karpenter_nodepool_provides() -> None:
+    verdict = scheduling([
+        _seen("k8s.karpenter.incompatible-requirements", label="workload"),
+        _seen("k8s.karpenter.incompatible-requirements", label="workload"),
+        _seen("k8s.karpenter.incompatible-requirements", label="capacity_type"),
+    ])
+    assert verdict == {"unmet_labels": ["workload", "capacity_type"]}
+
+
 def test_a_get_pods_row_fills_what_nothing_better_said() -> None:
     pod = new_pod("default", "vllm-0")
     merge_pod_row(pod, {"status": "OOMKilled", "ready": "0/1", "restarts": 3})
