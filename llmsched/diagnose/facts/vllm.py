@@ -18,7 +18,12 @@ VLLM_STARTUP_ERRORS = (
     "vllm.kv-cache-insufficient",
     "vllm.no-cache-memory",
     "vllm.gpu-memory-fraction",
+    "vllm.memory-profiling-error",
+    "vllm.batched-tokens-below-model-len",
+    "vllm.max-model-len-above-model",
 )
+# engine arguments a start-up refusal names (the refused values are the configured ones)
+_STARTUP_ERROR_ARGS = ("max_num_batched_tokens", "max_model_len")
 # how the engine was started, from pasted fragments (facts/engine_args.py)
 ENGINE_FRAGMENTS = ("vllm.command-line", "vllm.llm-kwargs", "vllm.package-version")
 _VLLM_REGRESSION_WORDS = re.compile(
@@ -90,6 +95,8 @@ def endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "stalled_tail": 0,
         "stall_waiting_first": None,
         "stall_waiting_last": None,
+        # the engine's queue to its workers waited a minute or more (shm_broadcast.py)
+        "broadcast_waits": 0,
     }
 
 
@@ -98,7 +105,10 @@ def _stalled(running: Any, waiting: Any, prompt_tps: Any, gen_tps: Any) -> bool:
     (prefill or decode) was produced since the previous sample."""
     if not waiting or waiting <= 0 or running is None:
         return False
-    return running == 0 or (not prompt_tps and not gen_tps)
+    if running == 0:
+        return True
+    # a line cut before its throughputs says nothing about tokens produced
+    return prompt_tps is not None and gen_tps is not None and not prompt_tps and not gen_tps
 
 
 def _track_stall(data: dict[str, Any], stalled: bool, waiting: Any) -> None:
@@ -257,8 +267,20 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
             data["max_model_len"] = fields["tokens_per_request"]
         if fields.get("kv_cache_tokens") is not None:
             data["kv_cache_tokens"] = fields["kv_cache_tokens"]
+        if fields.get("gpu_memory_utilization") is not None:
+            data["gpu_memory_utilization"] = (
+                data["gpu_memory_utilization"] or fields["gpu_memory_utilization"]
+            )
     elif signature in VLLM_STARTUP_ERRORS:
         data["startup_errors"].append({"signature": signature, **fields})
+        for key in _STARTUP_ERROR_ARGS:
+            if fields.get(key) is not None and data[key] is None:
+                data[key] = fields[key]
+    elif signature == "vllm.prefix-cache-hit-rate":
+        if fields.get("gpu_hit_rate_pct") is not None:
+            data["prefix_hit_rate"] = fields["gpu_hit_rate_pct"] / 100.0
+    elif signature == "vllm.shm-broadcast-wait":
+        data["broadcast_waits"] += 1
     elif signature == "cuda.oom" and data["samples"] == 0:
         # before any stats line or scrape: the engine ran out of GPU memory while starting
         data["startup_errors"].append({"signature": signature, **fields})
