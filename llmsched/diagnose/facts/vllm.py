@@ -95,8 +95,9 @@ def endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "stalled_tail": 0,
         "stall_waiting_first": None,
         "stall_waiting_last": None,
-        # the engine's queue to its workers waited a minute or more (shm_broadcast.py)
-        "broadcast_waits": 0,
+        # the engine waited on its workers: its shared-memory queue for a minute or more
+        # (shm_broadcast.py), or a call to them timed out (multiproc_executor.py)
+        "worker_waits": 0,
     }
 
 
@@ -279,8 +280,8 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
     elif signature == "vllm.prefix-cache-hit-rate":
         if fields.get("gpu_hit_rate_pct") is not None:
             data["prefix_hit_rate"] = fields["gpu_hit_rate_pct"] / 100.0
-    elif signature == "vllm.shm-broadcast-wait":
-        data["broadcast_waits"] += 1
+    elif signature in ("vllm.shm-broadcast-wait", "vllm.worker-rpc-timeout"):
+        data["worker_waits"] += 1
     elif signature == "cuda.oom" and data["samples"] == 0:
         # before any stats line or scrape: the engine ran out of GPU memory while starting
         data["startup_errors"].append({"signature": signature, **fields})

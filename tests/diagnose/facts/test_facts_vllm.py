@@ -80,7 +80,7 @@ def test_startup_refusals_are_startup_errors_and_carry_the_refused_arguments() -
     assert (data["max_num_batched_tokens"], data["max_model_len"]) == (4096, 4608)
 
 
-def test_memory_profile_prefix_hit_rate_and_broadcast_waits_become_facts() -> None:
+def test_memory_profile_prefix_hit_rate_and_worker_waits_become_facts() -> None:
     facts = Facts()
     attach_endpoint_observation(facts, "log:x", _line(
         "vllm.kv-capacity", total_gpu_memory_gib=23.67, gpu_memory_utilization=0.9))
@@ -91,4 +91,4 @@ def test_memory_profile_prefix_hit_rate_and_broadcast_waits_become_facts() -> No
     data = facts.endpoints["log:x"].data
     assert data["gpu_memory_utilization"] == 0.9
     assert abs(data["prefix_hit_rate"] - 0.6226) < 1e-9
-    assert data["broadcast_waits"] == 2 and data["samples"] == 0
+    assert data["worker_waits"] == 2 and data["samples"] == 0
