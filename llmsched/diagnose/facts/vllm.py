@@ -24,6 +24,8 @@ VLLM_STARTUP_ERRORS = (
 )
 # engine arguments a start-up refusal names (the refused values are the configured ones)
 _STARTUP_ERROR_ARGS = ("max_num_batched_tokens", "max_model_len")
+# the periodic stats line, whole or cut before its throughputs
+STATS_SIGNATURES = ("vllm.stats", "vllm.stats-queue")
 # how the engine was started, from pasted fragments (facts/engine_args.py)
 ENGINE_FRAGMENTS = ("vllm.command-line", "vllm.llm-kwargs", "vllm.package-version")
 _VLLM_REGRESSION_WORDS = re.compile(
@@ -106,10 +108,7 @@ def _stalled(running: Any, waiting: Any, prompt_tps: Any, gen_tps: Any) -> bool:
     (prefill or decode) was produced since the previous sample."""
     if not waiting or waiting <= 0 or running is None:
         return False
-    if running == 0:
-        return True
-    # a line cut before its throughputs says nothing about tokens produced
-    return prompt_tps is not None and gen_tps is not None and not prompt_tps and not gen_tps
+    return running == 0 or (not prompt_tps and not gen_tps)
 
 
 def _track_stall(data: dict[str, Any], stalled: bool, waiting: Any) -> None:
@@ -223,18 +222,15 @@ def _metrics_stall(data: dict[str, Any], first: Any, last: Any) -> None:
 def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> None:
     fields = observation.fields
     signature = observation.signature
-    if signature == "vllm.stats":
+    if signature in STATS_SIGNATURES:
         kv_pct = fields.get("gpu_kv_cache_usage_pct")
         kv = kv_pct / 100.0 if kv_pct is not None else None
         running, waiting = fields.get("running"), fields.get("waiting")
         if data["metrics_generation"] is None:  # scraped /metrics are the better reading
-            data.update(
-                running=running,
-                waiting=waiting,
-                kv_usage=kv,
-                prompt_tps=fields.get("prompt_throughput"),
-                gen_tps=fields.get("generation_throughput"),
-            )
+            data.update(running=running, waiting=waiting, kv_usage=kv)
+            if signature == "vllm.stats":
+                data["prompt_tps"] = fields.get("prompt_throughput")
+                data["gen_tps"] = fields.get("generation_throughput")
         if fields.get("prefix_cache_hit_rate_pct") is not None:
             data["prefix_hit_rate"] = fields["prefix_cache_hit_rate_pct"] / 100.0
         for key, value in (("running", running), ("waiting", waiting), ("kv_usage", kv)):
@@ -243,6 +239,8 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         if data["samples"] == 0:
             data["waiting_first"], data["kv_usage_first"] = waiting, kv
         data["samples"] += 1
+        if signature == "vllm.stats-queue":
+            return  # no throughputs: the sample neither starts nor ends a stall
         _track_stall(
             data,
             _stalled(

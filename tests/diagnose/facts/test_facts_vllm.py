@@ -59,14 +59,14 @@ def test_a_stall_counts_consecutive_waiting_samples_with_nothing_running() -> No
     assert data["stalled_tail"] == 0  # it recovered: the last sample is not stalled
 
 
-def test_a_stats_line_cut_before_its_throughputs_is_no_stall_by_itself() -> None:
+def test_a_stats_line_cut_before_its_throughputs_is_a_sample_but_no_stall() -> None:
     facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line("vllm.stats", running=0, waiting=5))
     for _ in range(3):
-        attach_endpoint_observation(facts, "log:x", _line("vllm.stats", running=4, waiting=9))
+        attach_endpoint_observation(facts, "log:x", _line("vllm.stats-queue", running=0, waiting=9))
     data = facts.endpoints["log:x"].data
-    assert data["stalled_tail"] == 0 and data["waiting_max"] == 9
-    attach_endpoint_observation(facts, "log:x", _line("vllm.stats", running=0, waiting=9))
-    assert data["stalled_tail"] == 1  # nothing running is a stalled sample all the same
+    assert (data["samples"], data["waiting_max"], data["running"]) == (4, 9, 0)
+    assert data["stalled_tail"] == 1  # only the whole line counted
 
 
 def test_startup_refusals_are_startup_errors_and_carry_the_refused_arguments() -> None:
