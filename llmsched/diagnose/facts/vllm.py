@@ -22,8 +22,8 @@ VLLM_STARTUP_ERRORS = (
     "vllm.batched-tokens-below-model-len",
     "vllm.max-model-len-above-model",
 )
-# engine arguments a start-up refusal names (the refused values are the configured ones)
-_STARTUP_ERROR_ARGS = ("max_num_batched_tokens", "max_model_len")
+# engine limits a start-up line names (a refusal's values, or the values settled on)
+_LIMIT_ARGS = ("max_num_batched_tokens", "max_model_len")
 # the periodic stats line, whole or cut before its throughputs
 STATS_SIGNATURES = ("vllm.stats", "vllm.stats-queue")
 # how the engine was started, from pasted fragments (facts/engine_args.py)
@@ -272,12 +272,16 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
             )
     elif signature in VLLM_STARTUP_ERRORS:
         data["startup_errors"].append({"signature": signature, **fields})
-        for key in _STARTUP_ERROR_ARGS:
+        for key in _LIMIT_ARGS:
             if fields.get(key) is not None and data[key] is None:
                 data[key] = fields[key]
     elif signature == "vllm.prefix-cache-hit-rate":
         if fields.get("gpu_hit_rate_pct") is not None:
             data["prefix_hit_rate"] = fields["gpu_hit_rate_pct"] / 100.0
+    elif signature == "vllm.engine-limits":
+        for key in _LIMIT_ARGS:  # the values the engine settled on; logged args win
+            if fields.get(key) is not None and data[key] is None:
+                data[key] = fields[key]
     elif signature in ("vllm.shm-broadcast-wait", "vllm.worker-rpc-timeout"):
         data["worker_waits"] += 1
     elif signature == "cuda.oom" and data["samples"] == 0:

@@ -92,3 +92,14 @@ def test_memory_profile_prefix_hit_rate_and_worker_waits_become_facts() -> None:
     assert data["gpu_memory_utilization"] == 0.9
     assert abs(data["prefix_hit_rate"] - 0.6226) < 1e-9
     assert data["worker_waits"] == 2 and data["samples"] == 0
+
+
+def test_the_limits_the_engine_settled_on_fill_what_its_arguments_left_unsaid() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line("vllm.engine-limits", max_model_len=4096))
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.engine-limits", max_num_batched_tokens=2048))
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.engine-args", args={"max_model_len": 8192}))
+    data = facts.endpoints["log:x"].data
+    assert (data["max_num_batched_tokens"], data["max_model_len"]) == (2048, 8192)
