@@ -133,10 +133,16 @@ def _startup_error_text(error: Mapping[str, Any]) -> str:
             f"{_gib(error.get('available_gib'))} is available"
         )
     if signature == "vllm.gpu-memory-fraction":
+        free = (
+            f"only {_gib(error.get('free_gib'))} of {_gib(error.get('total_gib'))} was free "
+            "at start-up,"
+            if error.get("free_gib") is not None
+            else "free GPU memory at start-up was"
+        )
         return (
-            f"only {_gib(error.get('free_gib'))} of {_gib(error.get('total_gib'))} was free at "
-            f"start-up, below gpu_memory_utilization {error.get('gpu_memory_utilization')} "
-            f"({_gib(error.get('desired_gib'))}): another process holds GPU memory"
+            f"{free} below gpu_memory_utilization "
+            f"{error.get('gpu_memory_utilization')} ({_gib(error.get('desired_gib'))}): another "
+            "process holds GPU memory"
         )
     if signature == "cuda.oom":
         detail = f"tried to allocate {error.get('tried')}" if error.get("tried") else ""
