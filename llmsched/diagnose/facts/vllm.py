@@ -290,6 +290,8 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
     elif signature == "vllm.prompt-too-long":
         data["prompt_rejections"] += 1
         requested = fields.get("requested")
+        if requested is None and fields.get("completion_tokens") is not None:
+            requested = (fields.get("prompt_tokens") or 0) + fields["completion_tokens"]
         if requested is not None and requested >= (data["prompt_requested_max"] or 0):
             data["prompt_requested_max"] = requested
             data["prompt_limit"] = fields.get("limit") or data["prompt_limit"]

@@ -103,3 +103,12 @@ def test_the_limits_the_engine_settled_on_fill_what_its_arguments_left_unsaid() 
         "vllm.engine-args", args={"max_model_len": 8192}))
     data = facts.endpoints["log:x"].data
     assert (data["max_num_batched_tokens"], data["max_model_len"]) == (2048, 8192)
+
+
+def test_a_rejection_naming_prompt_and_completion_asks_for_their_sum() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.prompt-too-long", limit=4096, prompt_tokens=2778, completion_tokens=8000))
+    data = facts.endpoints["log:x"].data
+    assert (data["prompt_rejections"], data["prompt_requested_max"], data["prompt_limit"]) == (
+        1, 10778, 4096)
