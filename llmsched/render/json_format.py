@@ -15,7 +15,13 @@ _INFINITY = float("inf")
 
 
 def render(report: Report, *, color: bool = False, width: int | None = None) -> str:
-    return dumps(report.to_dict(lazy_items=True)) + "\n"
+    return "".join(render_pieces(report))
+
+
+def render_pieces(report: Report) -> Iterator[str]:
+    """`render`'s text, one finding (or other list item) at a time."""
+    yield from pieces(report.to_dict(lazy_items=True))
+    yield "\n"
 
 
 def _as_dict(value: Any) -> Any:
