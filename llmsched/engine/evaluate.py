@@ -176,6 +176,9 @@ class Evaluator:
         findings: list[list[Finding]] = [[] for _ in scopes]
         not_evaluated: list[list[NotEvaluated]] = [[] for _ in scopes]
         plans: dict[str, _KindPlan] = {}
+        # one activation per kind, kept from object to object (making one registers every
+        # function again); values are rebound as each object brings its own
+        activations: dict[str, Activation] = {}
         for obj in lint_input.objects:
             plan = plans.get(obj.kind)
             if plan is None:
@@ -184,7 +187,7 @@ class Evaluator:
                 continue
             memo: dict[Any, Any] = {}
             self._locations = {}
-            activation: Activation | None = None
+            activation = activations.get(obj.kind)
             for index, (scope, _) in enumerate(scopes):
                 applicable = plan.applicable[index]
                 if not applicable:
@@ -192,7 +195,9 @@ class Evaluator:
                 self.findings, self.not_evaluated = findings[index], not_evaluated[index]
                 for view in expand_object(scope, obj, lint_input, memo):
                     if activation is None or not activation.bind(view.variables, plan.names[index]):
-                        activation = Activation({}, plan.functions, lazy={})
+                        activation = activations[obj.kind] = Activation(
+                            {}, plan.functions, lazy={}
+                        )
                         activation.bind(view.variables, plan.names[index])
                     self._variables = view.variables
                     for rule in applicable:
