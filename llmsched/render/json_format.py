@@ -52,6 +52,7 @@ class _Encoder:
 
     def __init__(self) -> None:
         self._strings: dict[str, str] = {}
+        self._keys: dict[str, str] = {}  # a key's text with its ": "
         self._pads = ["\n"]
 
     def _pad(self, level: int) -> str:
@@ -68,7 +69,15 @@ class _Encoder:
         return done
 
     def encode(self, value: Any, level: int, out: list[str]) -> None:
-        if isinstance(value, str):
+        kind = type(value)
+        # exact types first (nearly every value of a report), then the standard order
+        if kind is str:
+            out.append(self._strings.get(value) or self.string(value))
+        elif kind is dict:
+            self._dict(value, level, out)
+        elif kind is list:
+            self._list(value, level, out)
+        elif isinstance(value, str):
             out.append(self.string(value))
         elif value is None:
             out.append("null")
@@ -81,30 +90,41 @@ class _Encoder:
         elif isinstance(value, float):
             out.append(_float(value))
         elif isinstance(value, (list, tuple)):
-            if not value:
-                out.append("[]")
-                return
-            inner = self._pad(level + 1)
-            separator = "[" + inner
-            for item in value:
-                out.append(separator)
-                separator = "," + inner
-                self.encode(item, level + 1, out)
-            out.append(self._pad(level) + "]")
+            self._list(value, level, out)
         elif isinstance(value, dict):
-            if not value:
-                out.append("{}")
-                return
-            inner = self._pad(level + 1)
-            separator = "{" + inner
-            for key, item in value.items():
-                out.append(separator)
-                separator = "," + inner
-                out.append(self.string(_key(key)) + ": ")
-                self.encode(item, level + 1, out)
-            out.append(self._pad(level) + "}")
+            self._dict(value, level, out)
         else:
             self.encode(_as_dict(value), level, out)
+
+    def _list(self, value: list[Any] | tuple[Any, ...], level: int, out: list[str]) -> None:
+        if not value:
+            out.append("[]")
+            return
+        inner = self._pad(level + 1)
+        separator = "[" + inner
+        for item in value:
+            out.append(separator)
+            separator = "," + inner
+            self.encode(item, level + 1, out)
+        out.append(self._pad(level) + "]")
+
+    def _dict(self, value: dict[Any, Any], level: int, out: list[str]) -> None:
+        if not value:
+            out.append("{}")
+            return
+        inner = self._pad(level + 1)
+        separator = "{" + inner
+        keys = self._keys
+        for key, item in value.items():
+            head = keys.get(key) if type(key) is str else None
+            if head is None:
+                head = self.string(_key(key)) + ": "
+                if type(key) is str and len(keys) < _REMEMBERED:
+                    keys[key] = head
+            out.append(separator + head)
+            separator = "," + inner
+            self.encode(item, level + 1, out)
+        out.append(self._pad(level) + "}")
 
 
 def _key(key: Any) -> str:
