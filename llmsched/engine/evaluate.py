@@ -195,9 +195,7 @@ class Evaluator:
                 self.findings, self.not_evaluated = findings[index], not_evaluated[index]
                 for view in expand_object(scope, obj, lint_input, memo):
                     if activation is None or not activation.bind(view.variables, plan.names[index]):
-                        activation = activations[obj.kind] = Activation(
-                            {}, plan.functions, lazy={}
-                        )
+                        activation = activations[obj.kind] = Activation({}, plan.functions, lazy={})
                         activation.bind(view.variables, plan.names[index])
                     self._variables = view.variables
                     for rule in applicable:
