@@ -32,7 +32,7 @@ from dataclasses import fields, is_dataclass, replace
 from enum import Enum
 from typing import Any, TypeVar
 
-from llmsched.model import Evidence, Report
+from llmsched.model import Evidence, Location, Report, Subject
 
 T = TypeVar("T")
 
@@ -129,6 +129,8 @@ class Redactor:
         self._secrets: set[str] = set()
         # a report repeats its strings (a rule's remediation in each of 2,000 findings)
         self._done: dict[str, str] = {}
+        # a report shares its subjects and locations among findings (immutable: scrubbed once)
+        self._shared: dict[int, tuple[Any, Any]] = {}
         for secret in secrets or []:
             self.add_secret(secret)
 
@@ -139,14 +141,17 @@ class Redactor:
             if value.lower().startswith("bearer "):
                 self._secrets.add(value[7:])
             self._done.clear()
+            self._shared.clear()
 
     def text(self, text: str) -> str:
+        """`text` scrubbed; `text` itself (not an equal copy) when nothing was removed, so
+        that a report walk can tell by identity what it may share."""
         done = self._done.get(text)
         if done is None:
             done = self._scrub(text)
             if len(text) <= _REMEMBERED_CHARS and len(self._done) < _REMEMBERED_STRINGS:
                 self._done[text] = done
-        return done
+        return text if done == text else done
 
     def _scrub(self, text: str) -> str:
         for secret in self._secrets:
@@ -227,17 +232,23 @@ class Redactor:
         return self._walk(report)
 
     def _walk(self, node: T) -> T:
+        kind = type(node)
+        if kind is str:
+            return self.text(node)  # type: ignore[arg-type, return-value]
         if node is None or isinstance(node, (bool, int, float, Enum)):
             return node
         if isinstance(node, str):
             return self.text(node)  # type: ignore[return-value]
+        if kind in _SHARED:
+            seen = self._shared.get(id(node))
+            if seen is None:
+                seen = self._shared[id(node)] = (node, self._walk_dataclass(node))
+            return seen[1]
         if isinstance(node, Evidence) and _is_secret_value(node.key, node.value):
             return replace(node, value=REDACTED)
         # what nothing in changed is handed back as it is (most of a report holds no secret)
         if is_dataclass(node) and not isinstance(node, type):
-            values = {name: getattr(node, name) for name in _init_fields(type(node))}
-            changes = {k: w for k, v in values.items() if (w := self._walk(v)) is not v}
-            return replace(node, **changes) if changes else node
+            return self._walk_dataclass(node)
         if isinstance(node, tuple):
             items = tuple(self._walk(v) for v in node)
             return node if _same(items, node) else items  # type: ignore[return-value]
@@ -253,6 +264,15 @@ class Redactor:
             walked_list = [self._walk(v) for v in node]
             return node if _same(walked_list, node) else walked_list  # type: ignore[return-value]
         return node
+
+    def _walk_dataclass(self, node: Any) -> Any:
+        cls: type = node.__class__
+        values = {name: getattr(node, name) for name in _init_fields(cls)}
+        changes = {k: w for k, v in values.items() if (w := self._walk(v)) is not v}
+        return replace(node, **changes) if changes else node
+
+
+_SHARED = frozenset({Subject, Location})
 
 
 def _is_tally(key: Any, value: Any) -> bool:

@@ -88,7 +88,7 @@ def lint(
     from llmsched.config import discover_config, merge_cli
     from llmsched.engine.lint import exit_code, run_lint
     from llmsched.engine.selectors import check_selectors
-    from llmsched.render import render
+    from llmsched.render import render_pieces
 
     check_output_paths({"--output-file": output_file}, paths)
 
@@ -109,7 +109,7 @@ def lint(
         paths, config, stdin=sys.stdin, exclude=exclude or [], stdin_filename=stdin_filename
     )
     use_color = sys.stdout.isatty() if color is None else color
-    emit(render(report, output.value, color=use_color and not output_file), output_file)
+    emit(render_pieces(report, output.value, color=use_color and not output_file), output_file)
     for notice in report.stats.get("notices", []):
         typer.echo(f"llmsched: notice: {notice}", err=True)
     echo_errors(report.errors)

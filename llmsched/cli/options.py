@@ -76,8 +76,10 @@ def split_list(values: list[str] | None) -> list[str]:
     return out
 
 
-def emit(text: str, output_file: str | os.PathLike[str] | None) -> None:
-    """Write a rendered report to stdout or to a file (never over an input)."""
+def emit(text: str | Iterable[str], output_file: str | os.PathLike[str] | None) -> None:
+    """Write a rendered report (its text, or that text in pieces) to stdout or to a file
+    (never over an input), ending it with a line break."""
+    chunks = _pieces(text) if isinstance(text, str) else _batched(text)
     if output_file:
         from pathlib import Path
 
@@ -85,17 +87,41 @@ def emit(text: str, output_file: str | os.PathLike[str] | None) -> None:
 
         try:
             with Path(output_file).open("w", encoding="utf-8") as out:
-                for piece in _pieces(text):
+                for piece in _ended(chunks):
                     out.write(piece)
-                if not text.endswith("\n"):
-                    out.write("\n")
         except OSError as exc:
             raise LlmschedError(f"--output-file {output_file}: {exc.strerror or exc}") from None
     else:
-        for piece in _pieces(text):
+        for piece in _ended(chunks):
             typer.echo(piece, nl=False)
-        if not text.endswith("\n"):
-            typer.echo("")
+
+
+def _ended(chunks: Iterable[str]) -> Iterator[str]:
+    last = ""
+    for chunk in chunks:
+        if chunk:
+            last = chunk
+            yield chunk
+    if not last.endswith("\n"):
+        yield "\n"
+
+
+def _batched(pieces: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
+    """Small pieces joined into chunks of about `size` characters (one write each)."""
+    batch: list[str] = []
+    length = 0
+    for piece in pieces:
+        if len(piece) > size:
+            yield "".join(batch)
+            batch, length = [], 0
+            yield from _pieces(piece, size)
+            continue
+        batch.append(piece)
+        length += len(piece)
+        if length >= size:
+            yield "".join(batch)
+            batch, length = [], 0
+    yield "".join(batch)
 
 
 def _pieces(text: str, size: int = 1 << 20) -> Iterator[str]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmsched.config import Config
+from llmsched.engine import by_reference
 from llmsched.engine.cel import Activation, EvaluationError, compile_expression
 from llmsched.engine.checks import CheckFunction, Outcome, all_checks
 from llmsched.engine.functions import all_functions
@@ -60,11 +61,14 @@ def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRul
         else {}
     )
     compiled = []
+    python_functions = list(all_functions())
     for spec in specs:
         where = spec.path
 
-        def program(expr: str, where: str = where) -> Any:
-            return compile_expression(expr, where)
+        def program(expr: str, where: str = where, scope: str = spec.scope) -> Any:
+            compiled = compile_expression(expr, where)  # errors quote the rule's own text
+            rewritten = by_reference.rewrite(expr, scope, python_functions)
+            return compiled if rewritten == expr else compile_expression(rewritten, where)
 
         check = None
         if spec.check:
@@ -150,7 +154,12 @@ class Evaluator:
     def __init__(self, rules: Sequence[CompiledRule], config: Config):
         self.rules = rules
         self.config = config
-        self.functions = all_functions()
+        functions = all_functions()
+        self._variables: Mapping[str, Any] = {}  # of the subject being judged
+        self.functions = {
+            **functions,
+            **by_reference.twins(functions, lambda: self._variables),
+        }
         self.findings: list[Finding] = []
         self.not_evaluated: list[NotEvaluated] = []
         # where a path of the current object is: many rules report the same field
@@ -167,6 +176,9 @@ class Evaluator:
         findings: list[list[Finding]] = [[] for _ in scopes]
         not_evaluated: list[list[NotEvaluated]] = [[] for _ in scopes]
         plans: dict[str, _KindPlan] = {}
+        # one activation per kind, kept from object to object (making one registers every
+        # function again); values are rebound as each object brings its own
+        activations: dict[str, Activation] = {}
         for obj in lint_input.objects:
             plan = plans.get(obj.kind)
             if plan is None:
@@ -175,7 +187,7 @@ class Evaluator:
                 continue
             memo: dict[Any, Any] = {}
             self._locations = {}
-            activation: Activation | None = None
+            activation = activations.get(obj.kind)
             for index, (scope, _) in enumerate(scopes):
                 applicable = plan.applicable[index]
                 if not applicable:
@@ -183,8 +195,9 @@ class Evaluator:
                 self.findings, self.not_evaluated = findings[index], not_evaluated[index]
                 for view in expand_object(scope, obj, lint_input, memo):
                     if activation is None or not activation.bind(view.variables, plan.names[index]):
-                        activation = Activation({}, plan.functions, lazy={})
+                        activation = activations[obj.kind] = Activation({}, plan.functions, lazy={})
                         activation.bind(view.variables, plan.names[index])
+                    self._variables = view.variables
                     for rule in applicable:
                         self._evaluate(rule, view, activation)
         self.findings = [f for per_scope in findings for f in per_scope]

@@ -33,7 +33,30 @@ Path = tuple[str | int, ...]  # a JSON path into a document: keys and list index
 # workloads is a few thousand nodes), far below what hurts.
 MAX_ALIAS_NODES = 100_000
 
-_LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# plain scalars resolved (to str, int, bool...) remembered by text: a manifest repeats
+# its keys and values, and the resolver's regular expressions run in Python
+_RESOLVED_MAX_CHARS = 128
+_RESOLVED_MAX = 50_000
+
+
+_RESOLVED: dict[tuple[str, bool, bool], str] = {}
+
+
+class _RememberingLoader(_BASE_LOADER):
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is not ScalarNode or self.yaml_path_resolvers or len(value) > _RESOLVED_MAX_CHARS:
+            return super().resolve(kind, value, implicit)
+        key = (value, bool(implicit[0]), bool(implicit[1]))
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(_RESOLVED) < _RESOLVED_MAX:
+                _RESOLVED[key] = tag
+        return tag
+
+
+_LOADER: type[Any] = _RememberingLoader
 
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"

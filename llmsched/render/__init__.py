@@ -11,7 +11,7 @@ Module-level imports stay light (no rich, no xml) so that `llmsched --help` stay
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from llmsched.errors import ConfigError
 from llmsched.model import Report
@@ -31,12 +31,23 @@ FORMATS: dict[str, Renderer] = {
 
 def render(report: Report, fmt: str, *, color: bool = False, width: int | None = None) -> str:
     """Render `report` in format `fmt` (a key of FORMATS); an unknown format is a ConfigError."""
+    return "".join(render_pieces(report, fmt, color=color, width=width))
+
+
+def render_pieces(
+    report: Report, fmt: str, *, color: bool = False, width: int | None = None
+) -> Iterator[str]:
+    """`render`'s text in pieces, to write as they come: JSON is made one finding at a
+    time (the whole text of a big report would take as much memory as the report)."""
     try:
         renderer = FORMATS[fmt]
     except KeyError:
         choices = ", ".join(FORMATS)
         raise ConfigError(f"unknown output format {fmt!r} (choose from {choices})") from None
-    return renderer(redact_report(report), color=color, width=width)
+    redacted = redact_report(report)
+    if renderer is json_format.render:
+        return json_format.render_pieces(redacted)
+    return iter([renderer(redacted, color=color, width=width)])
 
 
-__all__ = ["FORMATS", "Renderer", "render"]
+__all__ = ["FORMATS", "Renderer", "render", "render_pieces"]

@@ -216,3 +216,34 @@ def test_flag_mark_in_literal_folded_and_quoted_strings() -> None:
     assert yaml_marks.flag_mark(value, 0, "max_num_batched_tokens", lines) is None
     assert yaml_marks.flag_mark(value, 0, "max_num", lines) is None  # whole flags only
     assert yaml_marks.header_line(value) == 1
+
+
+def test_remembered_scalar_tags_are_the_resolvers_own() -> None:
+    """Scalars resolved once and remembered get the tags PyYAML's resolver gives, in
+    whichever order (plain, quoted) the same text comes."""
+    import yaml
+
+    from llmsched.manifest import yaml_marks
+
+    text = (
+        "a: 1\nb: '1'\nc: true\nd: 'true'\ne: null\nf: ~\ng: 1.5\nh: 0x1F\ni: 2024-01-01\n"
+        "j: [1, '1', yes, 'yes', 1e3]\nk: \"1\"\nl: 1\n"
+    )
+
+    def tags(loader: type) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        for root in yaml.compose_all(text, Loader=loader):
+            stack = [root]
+            while stack:
+                node = stack.pop()
+                if isinstance(node.value, list):
+                    for item in node.value:
+                        stack.extend(item if isinstance(item, tuple) else [item])
+                else:
+                    out.append((node.value, node.tag))
+        return out
+
+    plain = tags(yaml_marks._BASE_LOADER)
+    assert tags(yaml_marks._LOADER) == plain
+    assert tags(yaml_marks._LOADER) == plain  # the second time from what was remembered
+    assert ("1", "tag:yaml.org,2002:int") in plain and ("1", "tag:yaml.org,2002:str") in plain

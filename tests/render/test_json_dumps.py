@@ -46,3 +46,20 @@ def test_same_text_for_a_report_shaped_document() -> None:
 def test_keys_that_are_not_text_are_converted_as_the_standard_encoder_does() -> None:
     data = {1: [True], None: {"x": 1.5}, False: [], 2.5: "f"}
     assert dumps(data) == json.dumps(data, indent=2)
+
+
+def test_pieces_join_to_the_rendered_report() -> None:
+    from llmsched.model import Finding, Layer, Location, Report, Severity, Subject
+    from llmsched.render import render, render_pieces
+
+    subject = Subject("Deployment", "chat", "llm")
+    findings = [
+        Finding("K8S001", "n", Layer.kubernetes, Severity.error, f"m{i}", "r", subject,
+                Location("f.yaml", i, 1))
+        for i in range(3)
+    ]  # fmt: skip
+    report = Report(tool_version="1", findings=findings)
+    pieces = list(render_pieces(report, "json"))
+    assert len(pieces) > len(findings)
+    assert "".join(pieces) == render(report, "json")
+    assert json.loads(render(report, "json"))["findings"][2]["message"] == "m2"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from llmsched.knowledge.data_files import KNOWLEDGE_DIR, load_shipped
@@ -82,6 +83,17 @@ def engine_defaults(
     the batch sizes, max_model_len for V0's token budget and chunked prefill. What cannot
     be resolved is None (e.g. max_model_len itself, which comes from the model config).
     """
+    return dict(_engine_defaults(version, gpu_memory_bytes, gpu_name, max_model_len, use_v1))
+
+
+@lru_cache(maxsize=256)  # a manifest repeats a few versions and GPUs in every container
+def _engine_defaults(
+    version: str | None,
+    gpu_memory_bytes: int | None,
+    gpu_name: str | None,
+    max_model_len: int | None,
+    use_v1: bool | None,
+) -> dict[str, Any]:
     era = engine_era(version, use_v1=use_v1)
     batch = batch_defaults(version, gpu_memory_bytes, gpu_name)
     long_context = _table()["v0_long_context_threshold"]
