@@ -141,16 +141,9 @@ _STARTS = {
 # a character that each match has at a fixed offset (`2025-`, `[pod/`, `Jan  1 `): the
 # patterns a line's first characters already rule out are not tried
 _AT: dict[re.Pattern[str], tuple[int, str]] = {
-    _KUBECTL_TS: (4, "-"),
-    _KUBECTL_PREFIX: (1, "p"),
-    _RANK: (1, "r"),
-    _RAY_PY: (4, "-"),
-    _RAY_CPP: (1, "0123456789"),
-    _GLOG: (1, "0123456789"),
-    _PY_LOGGING: (4, "-"),
-    _SYSLOG: (3, " "),
-    _BRACKET_TIME: (1, "0123456789"),
-    _ISO_TIME: (4, "-"),
+    **dict.fromkeys((_KUBECTL_TS, _RAY_PY, _PY_LOGGING, _ISO_TIME), (4, "-")),
+    **dict.fromkeys((_RAY_CPP, _GLOG, _BRACKET_TIME), (1, "0123456789")),
+    **{_KUBECTL_PREFIX: (1, "p"), _RANK: (1, "r"), _SYSLOG: (3, " ")},
 }
 _Candidate = tuple[re.Pattern[str], str | None, int, str]
 _BY_START: dict[str, tuple[_Candidate, ...]] = {
@@ -305,16 +298,32 @@ def _keep(prefix: dict[str, Any], pattern: re.Pattern[str], match: re.Match[str]
     if pattern is _COMPOSE:
         prefix.setdefault("service", match.group("service"))
         return
-    if pattern is _PROCESS:
-        process, attrs = match.group("process", "attrs")
-        groups: dict[str, Any] = {"process": process} if process else {}
-        if attrs:
-            groups.update(_ATTR.findall(attrs))  # (key, value) pairs: a repeated key's last
-    else:
-        groups = match.groupdict()
-    for key, value in groups.items():
-        if value:
-            prefix.setdefault(key, value)
+    for key, value in _said(pattern, match):
+        prefix.setdefault(key, value)
+
+
+# A log repeats its prefixes (`(APIServer pid=1) `, a second's `INFO 05-19 10:13:11 [x.py:71] `):
+# each distinct one is read once. No pattern looks past its match, so the same text always
+# splits into the same fields.
+_SAID: dict[tuple[re.Pattern[str], str], tuple[tuple[str, Any], ...]] = {}
+
+
+def _said(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[tuple[str, Any], ...]:
+    key = (pattern, match.group(0))
+    said = _SAID.get(key)
+    if said is None:
+        if pattern is _PROCESS:
+            process, attrs = match.group("process", "attrs")
+            groups: dict[str, Any] = {"process": process} if process else {}
+            if attrs:
+                groups.update(_ATTR.findall(attrs))  # (key, value) pairs: a repeated key's last
+        else:
+            groups = match.groupdict()
+        said = tuple((k, v) for k, v in groups.items() if v)
+        if len(_SAID) >= 4096:
+            _SAID.clear()
+        _SAID[key] = said
+    return said
 
 
 def _join_wrapped(lines: list[Line]) -> None:
