@@ -100,17 +100,20 @@ def find_get_events_tables(lines: Sequence[Line], path: str) -> list[Block]:
     return blocks
 
 
-def _columns(header: str) -> list[tuple[str, int]]:
-    return [(m.group(0), m.start()) for m in re.finditer(r"[A-Z]+(?: [A-Z]+)*", header)]
+def _columns(header: str) -> list[tuple[str, int, int | None]]:
+    """(name, first position, end: the next column's first position; None for the last)."""
+    found = [(m.group(0), m.start()) for m in re.finditer(r"[A-Z]+(?: [A-Z]+)*", header)]
+    ends = [begin for _, begin in found[1:]]
+    return [(name, begin, end) for (name, begin), end in zip(found, [*ends, None], strict=True)]
 
 
-def _slice_row(text: str, columns: list[tuple[str, int]]) -> dict[str, str] | None:
+def _slice_row(text: str, columns: list[tuple[str, int, int | None]]) -> dict[str, str] | None:
     row: dict[str, str] = {}
-    for position, (name, begin) in enumerate(columns):
-        end = columns[position + 1][1] if position + 1 < len(columns) else None
-        if begin > len(text):
+    length = len(text)
+    for name, begin, end in columns:
+        if begin > length:
             return None
-        value = (text[begin:end] if end is not None else text[begin:]).strip()
+        value = text[begin:end].strip()
         # the short columns repeat from row to row (namespace, type, reason, object):
         # one copy of each value, not one per row
         row[name] = sys.intern(value) if end is not None and len(value) <= 64 else value

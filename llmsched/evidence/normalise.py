@@ -39,8 +39,10 @@ Prefix formats, each as the component writes it:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
+from types import MappingProxyType
 from typing import Any
 
 # Regex matching is capped per line: a pasted 10 MB line must not cost minutes.
@@ -136,14 +138,23 @@ _STARTS = {
     _ISO_TIME: "0123456789",
     _PROCESS: "(",
 }
-_BY_START: dict[str, tuple[tuple[re.Pattern[str], str | None], ...]] = {
+# a character that each match has at a fixed offset (`2025-`, `[pod/`, `Jan  1 `): the
+# patterns a line's first characters already rule out are not tried
+_AT: dict[re.Pattern[str], tuple[int, str]] = {
+    **dict.fromkeys((_KUBECTL_TS, _RAY_PY, _PY_LOGGING, _ISO_TIME), (4, "-")),
+    **dict.fromkeys((_RAY_CPP, _GLOG, _BRACKET_TIME), (1, "0123456789")),
+    **{_KUBECTL_PREFIX: (1, "p"), _RANK: (1, "r"), _SYSLOG: (3, " ")},
+}
+_Candidate = tuple[re.Pattern[str], str | None, int, str]
+_BY_START: dict[str, tuple[_Candidate, ...]] = {
     char: tuple(
-        (p, f)
+        (p, f, *_AT.get(p, (0, "")))
         for p, f in _PREFIXES
         if char in _STARTS.get(p, "") or (p is _COMPOSE and char.isalnum())
     )
     for char in "".join(sorted(set("".join(_STARTS.values())))) + "abcdefghijklmnopqrstuvwxyz"
 }
+_NO_PREFIX: Mapping[str, Any] = MappingProxyType({})
 _VLLM_PROCESSES = re.compile(r"^(APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)")
 _RAY_PROCESSES = re.compile(r"^(raylet|autoscaler|ServeController|ServeReplica|gcs_server)")
 
@@ -159,7 +170,8 @@ class Line:
     number: int  # 1-based, in the input
     raw: str  # as pasted
     text: str  # the message once every prefix is peeled off
-    prefix: dict[str, Any] = field(default_factory=dict)
+    # what the prefixes said; read-only (lines without a prefix share one empty mapping)
+    prefix: Mapping[str, Any] = field(default_factory=lambda: _NO_PREFIX)
     log_format: str | None = None  # a logging header proved the format (vllm-log...)
     clean: str = ""  # without quote markers, ANSI and prompt; layout kept
     command: str | None = None  # the shell command this is output of (or is)
@@ -194,19 +206,17 @@ def split_lines(text: str) -> list[Line]:
 
 
 def parse_line(number: int, raw: str) -> Line:
-    clean = strip_transport(raw[:MAX_MATCH_CHARS])
     if len(raw) > MAX_MATCH_CHARS:
-        clean += raw[MAX_MATCH_CHARS:]
-    line = Line(number=number, raw=raw, text=clean, clean=clean)
-    if _FENCE.match(clean):
-        line.kind, line.clean, line.text = "fence", "", ""
-        return line
+        clean = strip_transport(raw[:MAX_MATCH_CHARS]) + raw[MAX_MATCH_CHARS:]
+    else:
+        clean = strip_transport(raw)
+    if ("`" in clean or "~" in clean) and _FENCE.match(clean):
+        return Line(number, raw, "", _NO_PREFIX, None, "", None, "fence")
     prompt = _prompt(clean)
     if prompt is not None:
-        line.kind, line.command, line.clean, line.text = "prompt", prompt, prompt, prompt
-        return line
-    _peel_prefixes(line)
-    return line
+        return Line(number, raw, prompt, _NO_PREFIX, None, prompt, prompt, "prompt")
+    text, prefix, log_format = _peel_prefixes(clean)
+    return Line(number, raw, text, prefix, log_format, clean)
 
 
 def strip_transport(raw: str) -> str:
@@ -236,10 +246,17 @@ def _prompt(clean: str) -> str | None:
     return command
 
 
-def _peel_prefixes(line: Line) -> None:
-    rest = line.clean[:MAX_MATCH_CHARS]
+def _peel_prefixes(clean: str) -> tuple[str, Mapping[str, Any], str | None]:
+    """(the message, what its prefixes said, the log format a header proved)."""
+    rest = clean[:MAX_MATCH_CHARS]
+    prefix: dict[str, Any] | None = None
+    log_format: str | None = None
     for _ in range(_MAX_PREFIXES):
-        for pattern, fmt in _BY_START.get(rest[:1], ()):
+        for pattern, fmt, offset, chars in _BY_START.get(rest[:1], ()):
+            if offset and rest[offset : offset + 1] not in chars:
+                continue
+            if pattern is _COMPOSE and "|" not in rest:
+                continue
             match = pattern.match(rest)
             if match is None or match.end() == 0:
                 continue
@@ -247,19 +264,24 @@ def _peel_prefixes(line: Line) -> None:
                 continue
             if pattern is _PROCESS and not (match.group("process") or match.group("attrs")):
                 continue
-            _keep(line, pattern, match, fmt)
+            if prefix is None:
+                prefix = {}
+            _keep(prefix, pattern, match)
+            if fmt is not None and log_format is None:
+                log_format = fmt
             rest = rest[match.end() :]
             break
         else:
             break
-    tail = line.clean[MAX_MATCH_CHARS:]
-    line.text = rest + tail
-    process = line.prefix.get("process")
-    if line.log_format is None and isinstance(process, str):
+    if prefix is None:
+        return rest + clean[MAX_MATCH_CHARS:], _NO_PREFIX, None
+    process = prefix.get("process")
+    if log_format is None and isinstance(process, str):
         if _VLLM_PROCESSES.match(process):
-            line.log_format = "vllm-log"
+            log_format = "vllm-log"
         elif _RAY_PROCESSES.match(process):
-            line.log_format = "ray-log"
+            log_format = "ray-log"
+    return rest + clean[MAX_MATCH_CHARS:], prefix, log_format
 
 
 def _looks_like_compose(rest: str, match: re.Match[str]) -> bool:
@@ -268,19 +290,40 @@ def _looks_like_compose(rest: str, match: re.Match[str]) -> bool:
     return "|" not in rest[match.end() : match.end() + 200] or rest.count("|") == 1
 
 
-def _keep(line: Line, pattern: re.Pattern[str], match: re.Match[str], fmt: str | None) -> None:
-    groups = {k: v for k, v in match.groupdict().items() if v}
+def _keep(prefix: dict[str, Any], pattern: re.Pattern[str], match: re.Match[str]) -> None:
+    """What one prefix said, added to what the outer ones did (the outer one wins)."""
     if pattern is _KUBECTL_TS:
-        groups["time"] = match.group(0).strip()
-    elif pattern is _COMPOSE:
-        groups = {"service": groups["service"]}
-    elif pattern is _PROCESS:
-        attrs = groups.pop("attrs", "")
-        groups.update({m["key"]: m["value"] for m in _ATTR.finditer(attrs)})
-    for key, value in groups.items():
-        line.prefix.setdefault(key, value)
-    if fmt is not None and line.log_format is None:
-        line.log_format = fmt
+        prefix.setdefault("time", match.group(0).strip())
+        return
+    if pattern is _COMPOSE:
+        prefix.setdefault("service", match.group("service"))
+        return
+    for key, value in _said(pattern, match):
+        prefix.setdefault(key, value)
+
+
+# A log repeats its prefixes (`(APIServer pid=1) `, a second's `INFO 05-19 10:13:11 [x.py:71] `):
+# each distinct one is read once. No pattern looks past its match, so the same text always
+# splits into the same fields.
+_SAID: dict[tuple[re.Pattern[str], str], tuple[tuple[str, Any], ...]] = {}
+
+
+def _said(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[tuple[str, Any], ...]:
+    key = (pattern, match.group(0))
+    said = _SAID.get(key)
+    if said is None:
+        if pattern is _PROCESS:
+            process, attrs = match.group("process", "attrs")
+            groups: dict[str, Any] = {"process": process} if process else {}
+            if attrs:
+                groups.update(_ATTR.findall(attrs))  # (key, value) pairs: a repeated key's last
+        else:
+            groups = match.groupdict()
+        said = tuple((k, v) for k, v in groups.items() if v)
+        if len(_SAID) >= 4096:
+            _SAID.clear()
+        _SAID[key] = said
+    return said
 
 
 def _join_wrapped(lines: list[Line]) -> None:

@@ -242,10 +242,13 @@ def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str
         text = line.match_text
         if not text.strip():
             continue
+        found = match_message(text)
+        if not found:  # most lines: no context to gather
+            continue
         context = _prefix_context(line)
         if block is not None:
             context.update(block.context.get(index, {}))
-        for match in match_message(text):
+        for match in found:
             signature = match.signature
             matched.add(
                 Pending(

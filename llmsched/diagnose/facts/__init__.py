@@ -160,7 +160,9 @@ def _from_observations(facts: Facts, observations: Iterable[Observation]) -> Non
         # vLLM's Ray executor reports Ray placement facts: the Ray subject judges them too
         if observation.layer == "ray" or signature.startswith(("ray.", "vllm.ray.")):
             key = f"ray:{observation.location.path if observation.location else 'text'}"
-            subject = facts.ray.setdefault(key, Subject("ray", key, ray_base(None)))
+            subject = facts.ray.get(key)
+            if subject is None:  # built once per input, not once per line
+                subject = facts.ray[key] = Subject("ray", key, ray_base(None))
             subject.observations.append(observation)
             if subject.location is None:
                 subject.location = observation.location

@@ -327,7 +327,9 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
 
 
 def attach_endpoint_observation(facts: Facts, key: str, observation: Observation) -> None:
-    subject = facts.endpoints.setdefault(key, Subject("endpoint", key, endpoint_base(key, None)))
+    subject = facts.endpoints.get(key)
+    if subject is None:  # built once per endpoint, not once per line of its log
+        subject = facts.endpoints[key] = Subject("endpoint", key, endpoint_base(key, None))
     subject.observations.append(observation)
     if subject.location is None:
         subject.location = observation.location
