@@ -8,6 +8,7 @@ from typing import Any
 
 from llmsched.diagnose.facts.engine_args import merge_engine_fragment
 from llmsched.diagnose.facts.subjects import Facts, Subject
+from llmsched.engine.functions.diag_vllm import version_key
 from llmsched.evidence.observations import MetricsEvidence, Observation
 from llmsched.snapshot import EngineMetrics
 from llmsched.snapshot.vllm_exposition import normalise
@@ -75,6 +76,11 @@ def endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "upgrade_from": None,
         "upgrade_to": None,
         "upgrade_regression": False,  # the upgrade sentence also says it got worse
+        # engine generations the evidence shows this server run on (V0, V1): a version
+        # log line, VLLM_USE_V1 set by hand, frames of vllm/v1/ in a traceback
+        "engines_seen": [],
+        # the engine core failed to start, whether or not the cause was pasted
+        "startup_failed": False,
         "preemption_mode": None,
         "prefill_p90": None,
         "prompt_len_p90": None,
@@ -251,6 +257,8 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
     elif signature == "vllm.kv-capacity":
         if fields.get("gpu_blocks") is not None and data["num_gpu_blocks"] is None:
             data["num_gpu_blocks"] = fields["gpu_blocks"]
+        if fields.get("gpu_blocks") == 0:  # vLLM then raises "No available memory for the cache blocks"
+            data["startup_errors"].append({"signature": "vllm.no-cache-memory"})
         if fields.get("max_concurrency") is not None:
             data["max_concurrency"] = fields["max_concurrency"]
         if fields.get("tokens_per_request") is not None:
@@ -271,6 +279,8 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         elif data["prompt_limit"] is None:
             data["prompt_limit"] = fields.get("limit")
     elif signature == "vllm.upgrade":
+        if not _goes_up(fields.get("from_version"), fields.get("to_version")):
+            return  # "lowered gpu utilization from 0.95 to 0.9": a setting, not a release
         data["upgrade_from"] = fields.get("from_version") or data["upgrade_from"]
         data["upgrade_to"] = fields.get("to_version") or data["upgrade_to"]
         data["upgrade_regression"] = data["upgrade_regression"] or bool(
@@ -279,6 +289,15 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
     elif signature == "vllm.version":
         data["version"] = fields.get("version") or data["version"]
         data["engine"] = fields.get("engine") or data["engine"]
+        _saw_engine(data, fields.get("engine"))
+    elif signature == "vllm.engine-generation":
+        _saw_engine(data, {"0": "V0", "1": "V1"}.get(str(fields.get("flag"))))
+    elif signature == "vllm.traceback.v1-frame":
+        _saw_engine(data, "V1")
+    elif signature == "vllm.engine-startup-failed":
+        data["startup_failed"] = True
+    elif signature == "vllm.memory-profile":
+        _merge_memory_profile(data, fields)
     elif signature in ENGINE_FRAGMENTS:
         merge_engine_fragment(data, observation)
     elif signature == "vllm.engine-args":
@@ -297,6 +316,29 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
                 if args.get(key) is not None:
                     data[key] = args[key]
             data["model"] = args.get("model") or data["model"]
+
+
+def _saw_engine(data: dict[str, Any], engine: Any) -> None:
+    if engine in ("V0", "V1") and engine not in data["engines_seen"]:
+        data["engines_seen"].append(engine)
+
+
+def _merge_memory_profile(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    """The V0 worker's start-up budget; nothing (or less) left for the KV cache is the
+    start-up failure vLLM raises next ("No available memory for the cache blocks")."""
+    if fields.get("gpu_memory_utilization") is not None and data["gpu_memory_utilization"] is None:
+        data["gpu_memory_utilization"] = fields["gpu_memory_utilization"]
+    kv = fields.get("kv_cache_memory_gib")
+    if isinstance(kv, (int, float)) and kv <= 0:
+        data["startup_errors"].append({"signature": "vllm.no-cache-memory", "kv_cache_gib": kv})
+
+
+def _goes_up(before: Any, after: Any) -> bool:
+    """An upgrade names a newer release after an older one; numbers that go down (or stay)
+    are a setting being changed, whatever the sentence calls it."""
+    if not before or not after:
+        return True
+    return version_key(str(after)) > version_key(str(before))
 
 
 def attach_endpoint_observation(facts: Facts, key: str, observation: Observation) -> None:
