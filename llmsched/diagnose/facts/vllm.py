@@ -81,6 +81,8 @@ def endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "engines_seen": [],
         # the engine core failed to start, whether or not the cause was pasted
         "startup_failed": False,
+        # (version, worked) for each release the reporter says how it went
+        "version_outcomes": [],
         "preemption_mode": None,
         "prefill_p90": None,
         "prompt_len_p90": None,
@@ -298,6 +300,8 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         data["startup_failed"] = True
     elif signature == "vllm.memory-profile":
         _merge_memory_profile(data, fields)
+    elif signature == "vllm.version-outcome":
+        _merge_version_outcome(data, fields)
     elif signature in ENGINE_FRAGMENTS:
         merge_engine_fragment(data, observation)
     elif signature == "vllm.engine-args":
@@ -331,6 +335,28 @@ def _merge_memory_profile(data: dict[str, Any], fields: Mapping[str, Any]) -> No
     kv = fields.get("kv_cache_memory_gib")
     if isinstance(kv, (int, float)) and kv <= 0:
         data["startup_errors"].append({"signature": "vllm.no-cache-memory", "kv_cache_gib": kv})
+
+
+_WORKED = re.compile(r"pass|work|succe|fine", re.IGNORECASE)
+
+
+def _merge_version_outcome(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    """A release that worked and a newer one that failed: the upgrade broke it."""
+    version, outcome = fields.get("version"), str(fields.get("outcome") or "")
+    if not version:
+        return
+    worked = bool(_WORKED.match(outcome)) and not fields.get("negated")
+    data["version_outcomes"].append((str(version), worked))
+    if data["upgrade_to"]:
+        return
+    good = [v for v, ok in data["version_outcomes"] if ok]
+    bad = [v for v, ok in data["version_outcomes"] if not ok]
+    for failed in sorted(bad, key=version_key):
+        older = [v for v in good if version_key(v) < version_key(failed)]
+        if older:
+            data["upgrade_from"] = max(older, key=version_key)
+            data["upgrade_to"] = failed
+            return
 
 
 def _goes_up(before: Any, after: Any) -> bool:
