@@ -12,7 +12,9 @@ message, in any order. This module peels all of that off, once, for every sniffe
 - `Line.command`: the shell command the line is the output of (on the prompt line: the
   command itself, which stays a line: it says what the output is);
 - a log record wrapped by a terminal or an issue editor is joined back onto its first
-  line (`Line.joined` lists the numbers of the lines folded in, which become empty).
+  line (`Line.joined` lists the numbers of the lines folded in, which become empty); so
+  are an exception's message (`ValueError: ...`) and a long output line inside a code
+  fence wrapped at a space, and a shell command continued with `\\`.
 
 Prefix formats, each as the component writes it:
   kubectl logs --timestamps       RFC 3339 time and a space (kubernetes/kubectl logs.go)
@@ -49,9 +51,10 @@ _MAX_PREFIXES = 8
 _MAX_JOINED = 20  # wrapped pieces folded into one record
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-# the same codes with the escape byte lost in copy-paste (`[36m(pid=1)[0m`); at least one
-# number, so that text such as `volumes=[model-weights]` is left alone
-_BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m")
+# the same codes with the escape byte lost in copy-paste (`[36m(pid=1)[0m`), or written
+# as rsyslog escapes control characters (`#033[2m`: octal, $EscapeControlCharactersOnReceive);
+# at least one number, so that text such as `volumes=[model-weights]` is left alone
+_BARE_SGR = re.compile(r"(?:#033)?\[\d{1,3}(?:;\d{1,3})*m")
 _QUOTE = re.compile(r"[ \t]{0,3}>(?:[ \t]?>)*(?:[ \t]|$)")
 _FENCE = re.compile(r"\s*(?:`{3,}|~{3,})\s*[\w+.#-]*(?:[ \t][^`]*)?$")
 _PROMPT = re.compile(
@@ -152,6 +155,17 @@ _RECORD_START = re.compile(
     r"\s|Traceback |During handling|The above exception|[\w.]+(?:Error|Exception|Warning)\b"
     r"|[A-Z][\w-]{0,40}:(?:\s{2,}|$)|[-=#*|+\[({<]"
 )
+# a line without a log prefix that still opens a message people wrap: the last line of a
+# traceback (`ValueError: ...`, `ray.exceptions.RayTaskError(RuntimeError): ...`)
+_EXCEPTION_HEAD = re.compile(
+    r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning|Exit)(?:\([\w.]*\))?: \S"
+)
+# ... and what cannot be a wrapped piece of one: a numbered step, a log level, `key: value`
+_NOT_A_PIECE = re.compile(
+    r"\d{1,3}[.)]\s|(?:DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL)\b|[\w.-]{1,40}:(?:\s|$)"
+)
+_COLUMNS = re.compile(r"\S {2,}\S+ {2,}\S")  # two column gaps: a table row
+_CONTINUED = re.compile(r"\s\\$")  # a shell line continued on the next: ` \\`
 
 
 @dataclass(slots=True)  # one per input line: 100k of them for a big paste
@@ -284,7 +298,7 @@ def _keep(line: Line, pattern: re.Pattern[str], match: re.Match[str], fmt: str |
 
 
 def _join_wrapped(lines: list[Line]) -> None:
-    """Fold the pieces of a wrapped log record back onto the record's first line.
+    """Fold the pieces of a wrapped record back onto the record's first line.
 
     A terminal cuts every long line at its width, mid-word: when several records are
     exactly as long as the longest line and go on in an unprefixed line, that length is
@@ -292,13 +306,25 @@ def _join_wrapped(lines: list[Line]) -> None:
     wrapped at a space) a piece is a non-empty unprefixed line after a long record that
     does not end a sentence, which cannot itself start a record: no indentation
     (traceback frames), no `Error:` line, no describe-style `Key:   value`, no table or
-    bracket; it is glued with a space."""
+    bracket; it is glued with a space. Without a log prefix, the same holds for an
+    exception's message and for a long line of output inside a code fence (a piece there
+    is no numbered step, log level, `key: value` or table row either). A shell command
+    continued with `\\` takes every continued line, whatever it starts with."""
     width = _terminal_width(lines)
     runs: list[list[Line]] = []
     open_run = False
+    shell = False  # the open run is a `\\`-continued command
+    in_fence = False
     for line in lines:
         if line.kind:
-            open_run = False
+            open_run = shell = False
+            in_fence = not in_fence if line.kind == "fence" else in_fence
+            if line.kind == "prompt" and _CONTINUED.search(line.clean.rstrip("\r")):
+                runs.append([line])
+                open_run = shell = True
+        elif shell and open_run and len(runs[-1]) <= _MAX_JOINED:
+            runs[-1].append(line)
+            open_run = bool(_CONTINUED.search(line.clean))
         elif _is_record(line):
             ends = line.clean.rstrip()[-1:]
             open_run = len(line.raw) == width or (len(line.clean) >= 60 and ends not in ".!?:")
@@ -306,25 +332,53 @@ def _join_wrapped(lines: list[Line]) -> None:
                 runs.append([line])
         elif open_run and line.clean.strip() and len(runs[-1]) <= _MAX_JOINED:
             hard = len(runs[-1][-1].raw) == width
-            if hard or not _RECORD_START.match(line.clean):
+            strict = not _is_record(runs[-1][0])
+            if hard or not (
+                _RECORD_START.match(line.clean)
+                or (strict and (_NOT_A_PIECE.match(line.clean) or _COLUMNS.search(line.clean)))
+            ):
                 runs[-1].append(line)
                 open_run = not hard or len(line.raw) == width
             else:
                 open_run = False
+        elif _CONTINUED.search(line.clean) and not _COLUMNS.search(line.clean):
+            runs.append([line])
+            open_run = shell = True
+        elif _opens_message(line, in_fence):
+            runs.append([line])
+            open_run = True
         else:
             open_run = False
     for first, *pieces in (run for run in runs if len(run) > 1):
         previous = first
         for piece in pieces:
-            if len(previous.raw) == width:
+            if len(previous.raw) == width and not _CONTINUED.search(previous.clean):
                 first.text += piece.clean
                 first.clean += piece.clean
             else:
-                first.text = f"{first.text.rstrip()} {piece.clean.strip()}"
-                first.clean = f"{first.clean.rstrip()} {piece.clean.strip()}"
+                first.text = f"{_uncontinued(first.text)} {piece.clean.strip()}"
+                first.clean = f"{_uncontinued(first.clean)} {piece.clean.strip()}"
             piece.kind, piece.text = "joined", ""
             previous = piece
         first.joined = tuple(p.number for p in pieces)
+
+
+def _uncontinued(text: str) -> str:
+    """`text` without its trailing blanks and shell continuation backslash."""
+    text = text.rstrip()
+    return text[:-1].rstrip() if text.endswith("\\") else text
+
+
+def _opens_message(line: Line, in_fence: bool) -> bool:
+    """An unprefixed line that a wrapped piece may continue: a long exception message, or
+    a long line of output in a code fence, that does not end a sentence and is no table
+    row, rule or heading."""
+    text = line.clean.rstrip()
+    if len(text) < 60 or text[-1:] in ".!?:" or _COLUMNS.search(text):
+        return False
+    if _EXCEPTION_HEAD.match(text):
+        return True
+    return in_fence and not _RECORD_START.match(text) and (text[-1:].isalnum() or text[-1:] in ",;)]}'\"")
 
 
 def _is_record(line: Line) -> bool:
