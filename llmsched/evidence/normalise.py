@@ -11,10 +11,9 @@ message, in any order. This module peels all of that off, once, for every sniffe
 - `Line.prefix`: what the prefixes said (time, level, process, pid, rank, ip, pod, ...);
 - `Line.command`: the shell command the line is the output of (on the prompt line: the
   command itself, which stays a line: it says what the output is);
-- a log record wrapped by a terminal or an issue editor is joined back onto its first
-  line (`Line.joined` lists the numbers of the lines folded in, which become empty); so
-  are an exception's message (`ValueError: ...`) and a long output line inside a code
-  fence wrapped at a space, and a shell command continued with `\\`.
+- a record wrapped by a terminal or an editor (a log line, an exception's message, long
+  output in a fence, a `\\`-continued command) is joined back onto its first line
+  (`Line.joined` lists the numbers of the lines folded in, which become empty).
 
 Prefix formats, each as the component writes it:
   kubectl logs --timestamps       RFC 3339 time and a space (kubernetes/kubectl logs.go)
@@ -160,7 +159,7 @@ _RECORD_START = re.compile(
 _EXCEPTION_HEAD = re.compile(
     r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning|Exit)(?:\([\w.]*\))?: \S"
 )
-# ... and what cannot be a wrapped piece of one: a numbered step, a log level, `key: value`
+# what cannot be a wrapped piece of one: a numbered step, a log level, `key: value`
 _NOT_A_PIECE = re.compile(
     r"\d{1,3}[.)]\s|(?:DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL)\b|[\w.-]{1,40}:(?:\s|$)"
 )
@@ -304,12 +303,11 @@ def _join_wrapped(lines: list[Line]) -> None:
     exactly as long as the longest line and go on in an unprefixed line, that length is
     the width, and the pieces are glued back as they were cut. Otherwise (an editor that
     wrapped at a space) a piece is a non-empty unprefixed line after a long record that
-    does not end a sentence, which cannot itself start a record: no indentation
-    (traceback frames), no `Error:` line, no describe-style `Key:   value`, no table or
-    bracket; it is glued with a space. Without a log prefix, the same holds for an
-    exception's message and for a long line of output inside a code fence (a piece there
-    is no numbered step, log level, `key: value` or table row either). A shell command
-    continued with `\\` takes every continued line, whatever it starts with."""
+    does not end a sentence and cannot start a record (indented, `Error:`, `Key:   value`,
+    table, bracket); it is glued with a space. So are the pieces of an exception's message
+    and of a long output line in a code fence, which also are no numbered step, log level,
+    `key: value` or table row. A shell command continued with `\\` takes every continued
+    line."""
     width = _terminal_width(lines)
     runs: list[list[Line]] = []
     open_run = False
@@ -378,7 +376,8 @@ def _opens_message(line: Line, in_fence: bool) -> bool:
         return False
     if _EXCEPTION_HEAD.match(text):
         return True
-    return in_fence and not _RECORD_START.match(text) and (text[-1:].isalnum() or text[-1:] in ",;)]}'\"")
+    ends_open = text[-1:].isalnum() or text[-1:] in ",;)]}'\""
+    return in_fence and ends_open and not _RECORD_START.match(text)
 
 
 def _is_record(line: Line) -> bool:

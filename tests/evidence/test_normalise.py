@@ -213,6 +213,86 @@ def test_frames_and_fields_after_a_record_are_not_joined() -> None:
     assert [ln.kind for ln in split_lines(text)] == ["", "", "", ""]
 
 
+def test_an_exception_message_wrapped_at_a_space_is_joined_without_a_prefix() -> None:
+    lines = split_lines(
+        "ray.exceptions.OutOfMemoryError: 1 worker(s) were killed due to the node\n"
+        "running low on memory. Memory on the node (IP: 10.0.0.2) was\n"
+        "113.76GB / 119.70GB (0.950345)\n"
+        "\n"
+        "ValueError: a short one\n"
+        "next line"
+    )
+    assert lines[0].joined == (2, 3) and lines[0].number == 1
+    assert "killed due to the node running low on memory. Memory on the node" in lines[0].text
+    assert [ln.kind for ln in lines[1:]] == ["joined", "joined", "", "", ""]
+
+
+def test_a_long_output_line_wrapped_inside_a_fence_is_joined() -> None:
+    text = (
+        "```\n"
+        "WARNING: the engine could not allocate the KV cache blocks it needs for this\n"
+        "model at this memory fraction\n"
+        "```\n"
+        "Here is what I run on the cluster every morning before the load test begins\n"
+        "and it works"
+    )
+    lines = split_lines(text)
+    assert lines[1].joined == (3,)
+    assert lines[1].text.endswith("for this model at this memory fraction")
+    assert lines[5].kind == "" and lines[4].joined == ()  # prose outside a fence stays
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        # table rows: column gaps
+        "NAME                                   READY   STATUS    RESTARTS   AGE\n"
+        "vllm-0-5d8f7c9b4-abcde                 0/1     Pending   0          17m",
+        # a rule line, then a heading
+        "======== Autoscaler status: 2024-09-23 01:17:18.277326 ========\nNode status",
+        # numbered steps
+        "1. Deploy the blueprint following the docs in the repository here\n2. Check pods",
+        # key: value lines and log levels
+        "The engine prints its configuration at start-up and then the stats\nmodel: llama",
+        "The engine prints its configuration at start-up and then the stats\nINFO started",
+    ],
+)
+def test_separate_lines_in_a_fence_are_not_joined(pasted: str) -> None:
+    lines = split_lines(f"```\n{pasted}\n```")
+    assert all(ln.kind != "joined" for ln in lines), [ln.text for ln in lines]
+
+
+def test_a_shell_command_continued_with_backslashes_is_one_line() -> None:
+    lines = split_lines(
+        "```bash\n"
+        "python -m vllm.entrypoints.openai.api_server \\\n"
+        "    --model /models/Qwen2.5-14B \\\n"
+        "    -tp 2 \\\n"
+        "    --gpu-memory-utilization 0.20\n"
+        "```\n"
+        "$ vllm serve m \\\n"
+        "  --max-num-seqs 8"
+    )
+    assert lines[1].joined == (3, 4, 5)
+    assert lines[1].text == (
+        "python -m vllm.entrypoints.openai.api_server --model /models/Qwen2.5-14B -tp 2 "
+        "--gpu-memory-utilization 0.20"
+    )
+    assert lines[6].kind == "prompt" and lines[6].joined == (8,)
+    assert lines[6].text == "vllm serve m --max-num-seqs 8"
+    observation = next(
+        o for o in sniff_text("\n".join(ln.raw for ln in lines[:6])).observations
+        if o.signature == "vllm.command-line"
+    )
+    assert observation.location is not None and observation.location.line == 2
+    assert "--gpu-memory-utilization 0.20" in observation.fields["args"]
+
+
+def test_rsyslog_escaped_colours_are_stripped() -> None:
+    line = parse_line(1, "#033[2m#033[33m(raylet)#033[0m node 1 killed 2 workers")
+    assert line.text == "node 1 killed 2 workers" and line.prefix["process"] == "raylet"
+
+
 # ------------------------------------------------------------------ equivalence
 
 

@@ -139,3 +139,71 @@ def test_prefixes_are_peeled_off(prefix: str) -> None:
     assert stats.fields["waiting"] == 10
     assert stats.fields["prefix_cache_hit_rate_pct"] == 12.3
     assert stats.text == (prefix + line).strip()
+
+
+def test_a_setting_lowered_from_one_fraction_to_another_is_no_upgrade() -> None:
+    text = "2. I decrease the gpu utilization from 0.95 to 0.9, the new log shows:"
+    assert not sniff_text(text).by_signature("vllm.upgrade")
+    assert sniff_text("Performance decrease after upgrading from 0.8.5 to 0.9.2").by_signature(
+        "vllm.upgrade"
+    )
+
+
+def test_engine_generation_from_env_frames_and_the_v0_engine_line() -> None:
+    result = sniff_text(
+        "VLLM_USE_V1=0  python -m vllm.entrypoints.openai.api_server --model m\n"
+        "ERROR 04-30 10:20:36 [core.py:396] EngineCore failed to start.\n"
+        'ERROR 04-30 10:20:36 [core.py:396]   File "/env/lib/python3.11/site-packages/vllm/v1/'
+        'engine/core.py", line 387, in run_engine_core\n'
+        "INFO 05-10 11:48:47 [llm_engine.py:240] Initializing a V0 LLM engine (v0.8.5) with "
+        "config: model='m'"
+    )
+    assert [o.fields["flag"] for o in result.by_signature("vllm.engine-generation")] == ["0"]
+    assert [o.location.line for o in result.by_signature("vllm.engine-startup-failed")] == [2]
+    assert result.by_signature("vllm.traceback.v1-frame")[0].fields["package"] == "engine"
+    version = result.by_signature("vllm.version")[0]
+    assert (version.fields["engine"], version.fields["version"]) == ("V0", "0.8.5")
+
+
+def test_memory_profile_lines_wrapped_in_a_fence() -> None:
+    result = sniff_text(
+        "```\n"
+        "the current vLLM instance can use total_gpu_memory (6.00GiB) x gpu_memory_utilization"
+        " (0.90) = 5.40GiB\n"
+        "model weights take 5.43GiB; non_torch_memory takes -0.51GiB; PyTorch activation peak"
+        " memory takes 1.42GiB;\n"
+        "the rest of the memory reserved for KV Cache is -0.94GiB.\n"
+        "```"
+    )
+    (profile,) = result.by_signature("vllm.memory-profile")
+    assert profile.fields["gpu_memory_utilization"] == 0.9
+    assert profile.fields["kv_cache_memory_gib"] == -0.94
+    assert profile.location is not None and profile.location.line == 2
+
+
+@pytest.mark.parametrize(
+    ("line", "version", "worked"),
+    [
+        ("| raw vLLM 0.22.0, batch 256 | 35 | 0.60 GiB | PASS |", "0.22.0", True),
+        ("| raw vLLM 0.23.0, batch 256 | 35 | 0.64 GiB | **OOM** |", "0.23.0", False),
+        ("vllm 0.7.3 does not work with this model", "0.7.3", False),
+        ("with vllm==0.6.3 everything works", "0.6.3", True),
+    ],
+)
+def test_version_outcome_lines(line: str, version: str, worked: bool) -> None:
+    (outcome,) = sniff_text(line).by_signature("vllm.version-outcome")
+    assert outcome.fields["version"] == version
+    said_ok = outcome.fields["outcome"].lower() in ("pass", "works", "work")
+    assert (said_ok and not outcome.fields.get("negated")) is worked
+
+
+def test_out_of_memory_named_by_vllms_startup_step() -> None:
+    for text in (
+        "the nightly OOMs at `_initialize_kv_caches` on the L4 runner",
+        "it ran out of memory in determine_num_available_blocks",
+        "OOM during CUDA graph capture after the upgrade",
+    ):
+        assert sniff_text(text).by_signature("vllm.memory-failure-reported"), text
+    assert not sniff_text("the OOM killer is disabled on this host").by_signature(
+        "vllm.memory-failure-reported"
+    )

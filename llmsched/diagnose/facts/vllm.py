@@ -83,6 +83,7 @@ def endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "startup_failed": False,
         # (version, worked) for each release the reporter says how it went
         "version_outcomes": [],
+        "outcome_upgrade": None,  # the (from, to) those outcomes gave, while nothing names one
         "preemption_mode": None,
         "prefill_p90": None,
         "prompt_len_p90": None,
@@ -346,16 +347,17 @@ def _merge_version_outcome(data: dict[str, Any], fields: Mapping[str, Any]) -> N
     if not version:
         return
     worked = bool(_WORKED.match(outcome)) and not fields.get("negated")
-    data["version_outcomes"].append((str(version), worked))
-    if data["upgrade_to"]:
-        return
-    good = [v for v, ok in data["version_outcomes"] if ok]
-    bad = [v for v, ok in data["version_outcomes"] if not ok]
-    for failed in sorted(bad, key=version_key):
+    outcomes = data["version_outcomes"]
+    outcomes.append((str(version), worked))
+    if data["upgrade_to"] and (data["upgrade_from"], data["upgrade_to"]) != data["outcome_upgrade"]:
+        return  # an upgrade sentence named it
+    good = [v for v, ok in outcomes if ok]
+    for failed in sorted((v for v, ok in outcomes if not ok), key=version_key):
         older = [v for v in good if version_key(v) < version_key(failed)]
         if older:
-            data["upgrade_from"] = max(older, key=version_key)
-            data["upgrade_to"] = failed
+            pair = (max(older, key=version_key), failed)
+            data["upgrade_from"], data["upgrade_to"] = pair
+            data["outcome_upgrade"] = pair
             return
 
 
