@@ -207,3 +207,36 @@ def test_out_of_memory_named_by_vllms_startup_step() -> None:
     assert not sniff_text("the OOM killer is disabled on this host").by_signature(
         "vllm.memory-failure-reported"
     )
+
+
+def test_v1_memory_breakdown_and_graph_capture_give_cuda_graph_memory() -> None:
+    result = sniff_text(
+        "(Worker_TP0 pid=1) INFO 11-29 10:01:02 [gpu_worker.py:789] Free memory on device "
+        "(23.91/23.98 GiB) on startup. Desired GPU memory utilization is (0.92, 22.07 GiB). "
+        "Actual usage is 4.77 GiB for consumed memory (weights + non-torch), 5.4 GiB for peak "
+        "activation, and 3.74 GiB for CUDAGraph memory.\n"
+        "INFO 12-20 20:26:11 model_runner.py:1527] Graph capturing finished in 22 secs, took "
+        "0.64 GiB"
+    )
+    first, second = result.by_signature("vllm.memory-profile")
+    assert (first.fields["gpu_memory_utilization"], first.fields["cudagraph_gib"]) == (0.92, 3.74)
+    assert first.fields["free_gib"] == 23.91
+    assert (second.fields["capture_seconds"], second.fields["cudagraph_gib"]) == (22, 0.64)
+    assert not result.by_signature("vllm.gpu-memory-fraction")  # a report, not the refusal
+
+
+def test_v0_scheduler_refusals_beyond_the_cache() -> None:
+    result = sniff_text(
+        "WARNING 11-29 10:01:02 scheduler.py:1201] Input prompt (40012 tokens) + lookahead "
+        "slots (0) is too long and exceeds the capacity of block_manager\n"
+        "RuntimeError: Aborted due to the lack of CPU swap space. Please increase the swap "
+        "space to avoid this error."
+    )
+    assert result.by_signature("vllm.prompt-exceeds-kv-capacity")[0].fields["requested"] == 40012
+    assert result.by_signature("vllm.swap-space-exhausted")[0].fields["mode"] == "SWAP"
+
+
+def test_no_error_in_an_older_release_is_its_outcome() -> None:
+    result = sniff_text("# [Bug]: VLLM 0.8.2 OOM error (No error in 0.7.3 version)")
+    assert [o.fields["version"] for o in result.by_signature("vllm.version-no-error")] == ["0.7.3"]
+    assert [o.fields["version"] for o in result.by_signature("vllm.version-outcome")] == ["0.8.2"]

@@ -273,7 +273,10 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
     elif signature == "cuda.oom" and data["samples"] == 0:
         # before any stats line or scrape: the engine ran out of GPU memory while starting
         data["startup_errors"].append({"signature": signature, **fields})
-    elif signature == "vllm.prompt-too-long":
+    elif signature == "vllm.swap-space-exhausted":  # a SWAP preemption the CPU could not take
+        data["preemption_warnings"] += 1
+        data["preemption_mode"] = "SWAP"
+    elif signature in ("vllm.prompt-too-long", "vllm.prompt-exceeds-kv-capacity"):
         data["prompt_rejections"] += 1
         requested = fields.get("requested")
         if requested is not None and requested >= (data["prompt_requested_max"] or 0):
@@ -303,6 +306,8 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         _merge_memory_profile(data, fields)
     elif signature == "vllm.version-outcome":
         _merge_version_outcome(data, fields)
+    elif signature == "vllm.version-no-error":
+        _merge_version_outcome(data, {**fields, "outcome": "works"})
     elif signature in ENGINE_FRAGMENTS:
         merge_engine_fragment(data, observation)
     elif signature == "vllm.engine-args":

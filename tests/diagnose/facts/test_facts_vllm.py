@@ -110,3 +110,13 @@ def test_nothing_left_for_the_kv_cache_is_a_startup_error() -> None:
     assert y["startup_errors"] == [] and z["startup_errors"] == [
         {"signature": "vllm.no-cache-memory"}
     ]
+
+
+def test_swap_space_exhausted_is_a_preemption_and_a_kv_refusal_a_rejection() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line("vllm.swap-space-exhausted", mode="SWAP"))
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.prompt-exceeds-kv-capacity", requested=40012))
+    data = facts.endpoints["log:x"].data
+    assert (data["preemption_warnings"], data["preemption_mode"]) == (1, "SWAP")
+    assert (data["prompt_rejections"], data["prompt_requested_max"]) == (1, 40012)
