@@ -240,3 +240,11 @@ def test_no_error_in_an_older_release_is_its_outcome() -> None:
     result = sniff_text("# [Bug]: VLLM 0.8.2 OOM error (No error in 0.7.3 version)")
     assert [o.fields["version"] for o in result.by_signature("vllm.version-no-error")] == ["0.7.3"]
     assert [o.fields["version"] for o in result.by_signature("vllm.version-outcome")] == ["0.8.2"]
+
+
+def test_version_outcome_words_that_say_nothing_of_the_outcome() -> None:
+    for text in (
+        "we run vLLM 0.9.2 with a fine-tuned Qwen",
+        "on vllm 0.8.5 we pass --max-model-len",
+    ):
+        assert not sniff_text(text).by_signature("vllm.version-outcome"), text
