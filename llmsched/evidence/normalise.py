@@ -11,8 +11,9 @@ message, in any order. This module peels all of that off, once, for every sniffe
 - `Line.prefix`: what the prefixes said (time, level, process, pid, rank, ip, pod, ...);
 - `Line.command`: the shell command the line is the output of (on the prompt line: the
   command itself, which stays a line: it says what the output is);
-- a log record wrapped by a terminal or an issue editor is joined back onto its first
-  line (`Line.joined` lists the numbers of the lines folded in, which become empty).
+- a record wrapped by a terminal or an editor (a log line, an exception's message, long
+  output in a fence, a `\\`-continued command) is joined back onto its first line
+  (`Line.joined` lists the numbers of the lines folded in, which become empty).
 
 Prefix formats, each as the component writes it:
   kubectl logs --timestamps       RFC 3339 time and a space (kubernetes/kubectl logs.go)
@@ -41,19 +42,20 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import pairwise
 from types import MappingProxyType
 from typing import Any
+
+from llmsched.evidence.rejoin import join_wrapped
 
 # Regex matching is capped per line: a pasted 10 MB line must not cost minutes.
 MAX_MATCH_CHARS = 20_000
 _MAX_PREFIXES = 8
-_MAX_JOINED = 20  # wrapped pieces folded into one record
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-# the same codes with the escape byte lost in copy-paste (`[36m(pid=1)[0m`); at least one
-# number, so that text such as `volumes=[model-weights]` is left alone
-_BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m")
+# the same codes with the escape byte lost in copy-paste (`[36m(pid=1)[0m`), or written
+# as rsyslog escapes control characters (`#033[2m`: octal, $EscapeControlCharactersOnReceive);
+# at least one number, so that text such as `volumes=[model-weights]` is left alone
+_BARE_SGR = re.compile(r"(?:#033)?\[\d{1,3}(?:;\d{1,3})*m")
 _QUOTE = re.compile(r"[ \t]{0,3}>(?:[ \t]?>)*(?:[ \t]|$)")
 _FENCE = re.compile(r"\s*(?:`{3,}|~{3,})\s*[\w+.#-]*(?:[ \t][^`]*)?$")
 _PROMPT = re.compile(
@@ -158,12 +160,6 @@ _NO_PREFIX: Mapping[str, Any] = MappingProxyType({})
 _VLLM_PROCESSES = re.compile(r"^(APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)")
 _RAY_PROCESSES = re.compile(r"^(raylet|autoscaler|ServeController|ServeReplica|gcs_server)")
 
-# what can open a record: a wrapped piece that looks like one of these is not joined
-_RECORD_START = re.compile(
-    r"\s|Traceback |During handling|The above exception|[\w.]+(?:Error|Exception|Warning)\b"
-    r"|[A-Z][\w-]{0,40}:(?:\s{2,}|$)|[-=#*|+\[({<]"
-)
-
 
 @dataclass(slots=True)  # one per input line: 100k of them for a big paste
 class Line:
@@ -201,7 +197,7 @@ def split_lines(text: str) -> list[Line]:
         else:
             line.command = command
         lines.append(line)
-    _join_wrapped(lines)
+    join_wrapped(lines)
     return lines
 
 
@@ -325,66 +321,3 @@ def _said(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[tuple[str, An
         _SAID[key] = said
     return said
 
-
-def _join_wrapped(lines: list[Line]) -> None:
-    """Fold the pieces of a wrapped log record back onto the record's first line.
-
-    A terminal cuts every long line at its width, mid-word: when several records are
-    exactly as long as the longest line and go on in an unprefixed line, that length is
-    the width, and the pieces are glued back as they were cut. Otherwise (an editor that
-    wrapped at a space) a piece is a non-empty unprefixed line after a long record that
-    does not end a sentence, which cannot itself start a record: no indentation
-    (traceback frames), no `Error:` line, no describe-style `Key:   value`, no table or
-    bracket; it is glued with a space."""
-    width = _terminal_width(lines)
-    runs: list[list[Line]] = []
-    open_run = False
-    for line in lines:
-        if line.kind:
-            open_run = False
-        elif _is_record(line):
-            ends = line.clean.rstrip()[-1:]
-            open_run = len(line.raw) == width or (len(line.clean) >= 60 and ends not in ".!?:")
-            if open_run:
-                runs.append([line])
-        elif open_run and line.clean.strip() and len(runs[-1]) <= _MAX_JOINED:
-            hard = len(runs[-1][-1].raw) == width
-            if hard or not _RECORD_START.match(line.clean):
-                runs[-1].append(line)
-                open_run = not hard or len(line.raw) == width
-            else:
-                open_run = False
-        else:
-            open_run = False
-    for first, *pieces in (run for run in runs if len(run) > 1):
-        previous = first
-        for piece in pieces:
-            if len(previous.raw) == width:
-                first.text += piece.clean
-                first.clean += piece.clean
-            else:
-                first.text = f"{first.text.rstrip()} {piece.clean.strip()}"
-                first.clean = f"{first.clean.rstrip()} {piece.clean.strip()}"
-            piece.kind, piece.text = "joined", ""
-            previous = piece
-        first.joined = tuple(p.number for p in pieces)
-
-
-def _is_record(line: Line) -> bool:
-    return bool(line.prefix) or line.log_format is not None
-
-
-def _terminal_width(lines: list[Line]) -> int | None:
-    longest = max((len(line.raw) for line in lines), default=0)
-    if longest < 60:
-        return None
-    cut = sum(
-        1
-        for line, after in pairwise(lines)
-        if len(line.raw) == longest
-        and _is_record(line)
-        and not after.kind
-        and not _is_record(after)
-        and after.clean.strip()
-    )
-    return longest if cut > 1 else None

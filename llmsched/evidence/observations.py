@@ -89,6 +89,8 @@ CONFIGURATION_SIGNATURES = frozenset(
         "vllm.engine-limits",
         "vllm.package-version",
         "vllm.version",
+        "vllm.engine-generation",
+        "vllm.traceback.v1-frame",
     }
 )
 # Fields any observation may carry from the line's prefixes: timestamp, process, pid,

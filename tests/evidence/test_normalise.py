@@ -181,36 +181,9 @@ def test_fences_with_info_strings(fence: str) -> None:
     assert parse_line(1, fence).kind == "fence"
 
 
-def test_wrapped_record_is_joined_onto_its_first_line() -> None:
-    record = (
-        "WARNING 03-06 09:12:41 scheduler.py:1560] Sequence group 221 is preempted by "
-        "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space."
-    )
-    wrapped = "\n".join(record[i : i + 80] for i in range(0, len(record), 80))
-    lines = split_lines(f"{wrapped}\n{wrapped}\nTraceback (most recent call last):")
-    assert [ln.joined for ln in lines[:4]] == [(2,), (), (4,), ()]
-    assert lines[1].kind == "joined" and lines[1].text == ""
-    assert lines[4].kind == "" and lines[4].text.startswith("Traceback")
-    # cut at a fixed width, mid-word: glued back without a space
-    assert lines[0].text == record.split("] ", 1)[1]
-
-
-def test_editor_wrapped_record_is_joined_at_a_space() -> None:
-    lines = split_lines(
-        "(APIServer pid=1) ERROR 12-01 10:00:00 [core.py:1] ValueError: The model's max seq\n"
-        "len (32768) is larger than the maximum number of tokens that can be stored in KV"
-    )
-    assert lines[0].text.startswith("ValueError: The model's max seq len (32768) is larger")
-
-
-def test_frames_and_fields_after_a_record_are_not_joined() -> None:
-    text = (
-        "(pid=4224) ERROR 12-01 10:00:00 [core.py:1] EngineCore failed to start because it\n"
-        '  File "core.py", line 12, in run\n'
-        "RuntimeError: No CUDA GPUs are available\n"
-        "Name:   vllm-0"
-    )
-    assert [ln.kind for ln in split_lines(text)] == ["", "", "", ""]
+def test_rsyslog_escaped_colours_are_stripped() -> None:
+    line = parse_line(1, "#033[2m#033[33m(raylet)#033[0m node 1 killed 2 workers")
+    assert line.text == "node 1 killed 2 workers" and line.prefix["process"] == "raylet"
 
 
 # ------------------------------------------------------------------ equivalence

@@ -87,6 +87,17 @@ def test_the_strongest_symptom_wins_over_generic_words() -> None:
     assert "DVLLM01" not in words("the pod is stuck in Pending")
 
 
+def test_high_ttft_explained_by_a_queue_points_at_the_queue() -> None:
+    # TTFT = queueing + prefill: said together with the queue, TTFT is the queue's symptom
+    assert words("TTFT keeps growing because requests wait in a queue")[0] == "DVLLM01"
+    assert words("TTFT is high, decode speed is fine")[0] == "DVLLM04"
+
+
+def test_a_timeout_is_the_engines_only_when_requests_time_out() -> None:
+    assert words("the deployment fails before knative serving times out") == []
+    assert words("requests time out under load")[0] == "DVLLM01"
+
+
 def test_negated_symptoms_do_not_count() -> None:
     assert words("the pod is not pending, it is Running") == []
     assert words("并没有卡住") == []

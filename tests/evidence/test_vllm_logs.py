@@ -202,3 +202,110 @@ def test_release_variants_of_one_message_give_the_same_signature() -> None:
     for text in capacity:
         [rejection] = sniff_text(text, "p.log").observations
         assert (rejection.signature, rejection.fields["requested"]) == ("vllm.prompt-too-long", 10854)
+def test_a_setting_lowered_from_one_fraction_to_another_is_no_upgrade() -> None:
+    text = "2. I decrease the gpu utilization from 0.95 to 0.9, the new log shows:"
+    assert not sniff_text(text).by_signature("vllm.upgrade")
+    assert sniff_text("Performance decrease after upgrading from 0.8.5 to 0.9.2").by_signature(
+        "vllm.upgrade"
+    )
+
+
+def test_engine_generation_from_env_frames_and_the_v0_engine_line() -> None:
+    result = sniff_text(
+        "VLLM_USE_V1=0  python -m vllm.entrypoints.openai.api_server --model m\n"
+        "ERROR 04-30 10:20:36 [core.py:396] EngineCore failed to start.\n"
+        'ERROR 04-30 10:20:36 [core.py:396]   File "/env/lib/python3.11/site-packages/vllm/v1/'
+        'engine/core.py", line 387, in run_engine_core\n'
+        "INFO 05-10 11:48:47 [llm_engine.py:240] Initializing a V0 LLM engine (v0.8.5) with "
+        "config: model='m'"
+    )
+    assert [o.fields["flag"] for o in result.by_signature("vllm.engine-generation")] == ["0"]
+    assert [o.location.line for o in result.by_signature("vllm.engine-startup-failed")] == [2]
+    assert result.by_signature("vllm.traceback.v1-frame")[0].fields["package"] == "engine"
+    version = result.by_signature("vllm.version")[0]
+    assert (version.fields["engine"], version.fields["version"]) == ("V0", "0.8.5")
+
+
+def test_memory_profile_lines_wrapped_in_a_fence() -> None:
+    result = sniff_text(
+        "```\n"
+        "the current vLLM instance can use total_gpu_memory (6.00GiB) x gpu_memory_utilization"
+        " (0.90) = 5.40GiB\n"
+        "model weights take 5.43GiB; non_torch_memory takes -0.51GiB; PyTorch activation peak"
+        " memory takes 1.42GiB;\n"
+        "the rest of the memory reserved for KV Cache is -0.94GiB.\n"
+        "```"
+    )
+    (profile,) = result.by_signature("vllm.memory-profile")
+    assert profile.fields["gpu_memory_utilization"] == 0.9
+    assert profile.fields["kv_cache_memory_gib"] == -0.94
+    assert profile.location is not None and profile.location.line == 2
+
+
+@pytest.mark.parametrize(
+    ("line", "version", "worked"),
+    [
+        ("| raw vLLM 0.22.0, batch 256 | 35 | 0.60 GiB | PASS |", "0.22.0", True),
+        ("| raw vLLM 0.23.0, batch 256 | 35 | 0.64 GiB | **OOM** |", "0.23.0", False),
+        ("vllm 0.7.3 does not work with this model", "0.7.3", False),
+        ("with vllm==0.6.3 everything works", "0.6.3", True),
+    ],
+)
+def test_version_outcome_lines(line: str, version: str, worked: bool) -> None:
+    (outcome,) = sniff_text(line).by_signature("vllm.version-outcome")
+    assert outcome.fields["version"] == version
+    said_ok = outcome.fields["outcome"].lower() in ("pass", "works", "work")
+    assert (said_ok and not outcome.fields.get("negated")) is worked
+
+
+def test_out_of_memory_named_by_vllms_startup_step() -> None:
+    for text in (
+        "the nightly OOMs at `_initialize_kv_caches` on the L4 runner",
+        "it ran out of memory in determine_num_available_blocks",
+        "OOM during CUDA graph capture after the upgrade",
+    ):
+        assert sniff_text(text).by_signature("vllm.memory-failure-reported"), text
+    assert not sniff_text("the OOM killer is disabled on this host").by_signature(
+        "vllm.memory-failure-reported"
+    )
+
+
+def test_v1_memory_breakdown_and_graph_capture_give_cuda_graph_memory() -> None:
+    result = sniff_text(
+        "(Worker_TP0 pid=1) INFO 11-29 10:01:02 [gpu_worker.py:789] Free memory on device "
+        "(23.91/23.98 GiB) on startup. Desired GPU memory utilization is (0.92, 22.07 GiB). "
+        "Actual usage is 4.77 GiB for consumed memory (weights + non-torch), 5.4 GiB for peak "
+        "activation, and 3.74 GiB for CUDAGraph memory.\n"
+        "INFO 12-20 20:26:11 model_runner.py:1527] Graph capturing finished in 22 secs, took "
+        "0.64 GiB"
+    )
+    first, second = result.by_signature("vllm.memory-profile")
+    assert (first.fields["gpu_memory_utilization"], first.fields["cudagraph_gib"]) == (0.92, 3.74)
+    assert first.fields["free_gib"] == 23.91
+    assert (second.fields["capture_seconds"], second.fields["cudagraph_gib"]) == (22, 0.64)
+    assert not result.by_signature("vllm.gpu-memory-fraction")  # a report, not the refusal
+
+
+def test_v0_scheduler_refusals_beyond_the_cache() -> None:
+    result = sniff_text(
+        "WARNING 11-29 10:01:02 scheduler.py:1201] Input prompt (40012 tokens) + lookahead "
+        "slots (0) is too long and exceeds the capacity of block_manager\n"
+        "RuntimeError: Aborted due to the lack of CPU swap space. Please increase the swap "
+        "space to avoid this error."
+    )
+    assert result.by_signature("vllm.prompt-too-long")[0].fields["requested"] == 40012
+    assert result.by_signature("vllm.swap-space-exhausted")[0].fields["mode"] == "SWAP"
+
+
+def test_no_error_in_an_older_release_is_its_outcome() -> None:
+    result = sniff_text("# [Bug]: VLLM 0.8.2 OOM error (No error in 0.7.3 version)")
+    assert [o.fields["version"] for o in result.by_signature("vllm.version-no-error")] == ["0.7.3"]
+    assert [o.fields["version"] for o in result.by_signature("vllm.version-outcome")] == ["0.8.2"]
+
+
+def test_version_outcome_words_that_say_nothing_of_the_outcome() -> None:
+    for text in (
+        "we run vLLM 0.9.2 with a fine-tuned Qwen",
+        "on vllm 0.8.5 we pass --max-model-len",
+    ):
+        assert not sniff_text(text).by_signature("vllm.version-outcome"), text

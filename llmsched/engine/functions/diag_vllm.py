@@ -153,7 +153,9 @@ def _startup_error_text(error: Mapping[str, Any]) -> str:
             "the profiling run do not fit at this memory fraction, or another process holds the GPU"
         )
     if signature == "vllm.no-cache-memory":
-        return "no GPU memory was left for the KV cache blocks after loading the weights"
+        left = _number(error.get("kv_cache_gib"))
+        shown = f" ({left:g} GiB left for it)" if left is not None else ""
+        return f"no GPU memory was left for the KV cache blocks after loading the weights{shown}"
     if signature == "vllm.memory-profiling-error":
         changed = ""
         if error.get("initial_free_gib") is not None and error.get("current_free_gib") is not None:
@@ -238,8 +240,16 @@ def vllm_secs(value: Any) -> str:
     return f"{number * 1000:g} ms" if number < 1 else f"{number:g} s"
 
 
+def _engine_switch(endpoint: Mapping[str, Any]) -> bool:
+    """The evidence shows this server on both engine generations (a run with VLLM_USE_V1=0
+    next to one on V1): the V0 -> V1 switch is the default vLLM changed in 0.8."""
+    seen = endpoint.get("engines_seen")
+    return isinstance(seen, list) and {"V0", "V1"} <= set(seen)
+
+
 def _upgrade(endpoint: Mapping[str, Any], cluster: Any) -> tuple[str | None, str | None]:
-    """(from, to): the upgrade the evidence names, else the oldest and newest versions seen."""
+    """(from, to): the upgrade the evidence names, else the oldest and newest versions seen,
+    else the engine generations."""
     if endpoint.get("upgrade_to"):
         return endpoint.get("upgrade_from"), str(endpoint["upgrade_to"])
     upgrades = cluster.get("vllm_upgrades") if isinstance(cluster, Mapping) else None
@@ -249,6 +259,8 @@ def _upgrade(endpoint: Mapping[str, Any], cluster: Any) -> tuple[str | None, str
     if isinstance(versions, list) and len(versions) >= 2:
         ordered = sorted((str(v) for v in versions), key=version_key)
         return ordered[0], ordered[-1]
+    if _engine_switch(endpoint):
+        return "V0 engine", "V1 engine"
     return None, None
 
 
@@ -263,7 +275,7 @@ def vllm_upgraded(endpoint: Any, cluster: Any) -> bool:
     upgrades = cluster.get("vllm_upgrades") if isinstance(cluster, Mapping) else None
     if isinstance(upgrades, list) and upgrades:
         return True
-    return vllm_runs_newest(endpoint, cluster)
+    return vllm_runs_newest(endpoint, cluster) or _engine_switch(endpoint)
 
 
 @cel_function
@@ -286,6 +298,8 @@ def vllm_upgrade_text(endpoint: Any, cluster: Any) -> str:
     if after is None:
         return "version change unknown"
     text = f"{before or '?'} -> {after}"
+    if before and before.endswith("engine"):
+        return text + " (V1 is the default from 0.8.0; VLLM_USE_V1=0 runs V0)"
     if before and version_key(before) < (0, 8) <= version_key(after):
         text += " (crosses 0.8.0, where the V1 engine became the default)"
     return text

@@ -112,3 +112,64 @@ def test_a_rejection_naming_prompt_and_completion_asks_for_their_sum() -> None:
     data = facts.endpoints["log:x"].data
     assert (data["prompt_rejections"], data["prompt_requested_max"], data["prompt_limit"]) == (
         1, 10778, 4096)
+def test_an_upgrade_sentence_whose_numbers_go_down_is_a_setting() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.upgrade", from_version="0.95", to_version="0.9"))
+    assert facts.endpoints["log:x"].data["upgrade_to"] is None
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.upgrade", from_version="0.8.5", to_version="0.10.1"))
+    data = facts.endpoints["log:x"].data
+    assert (data["upgrade_from"], data["upgrade_to"]) == ("0.8.5", "0.10.1")
+
+
+def test_a_release_that_worked_next_to_a_newer_one_that_failed_is_the_upgrade() -> None:
+    facts = Facts()
+    for version, outcome in (("0.23.0", "OOM"), ("0.21.0", "PASS"), ("0.22.0", "PASS")):
+        attach_endpoint_observation(facts, "log:x", _line(
+            "vllm.version-outcome", version=version, outcome=outcome))
+    data = facts.endpoints["log:x"].data
+    assert (data["upgrade_from"], data["upgrade_to"]) == ("0.22.0", "0.23.0")
+    facts = Facts()  # the newer one worked: a fix, not an upgrade that broke it
+    for version, outcome in (("0.6.3", "fails"), ("0.6.4", "works")):
+        attach_endpoint_observation(facts, "log:y", _line(
+            "vllm.version-outcome", version=version, outcome=outcome))
+    attach_endpoint_observation(facts, "log:y", _line(
+        "vllm.version-outcome", version="0.7.0", outcome="work", negated="not "))
+    assert facts.endpoints["log:y"].data["upgrade_to"] == "0.7.0"
+
+
+def test_engine_generations_and_a_failed_start_are_collected() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line("vllm.engine-generation", flag="0"))
+    attach_endpoint_observation(facts, "log:x", _line("vllm.traceback.v1-frame", package="engine"))
+    attach_endpoint_observation(facts, "log:x", _line("vllm.version", version="0.8.5", engine="V1"))
+    attach_endpoint_observation(facts, "log:x", _line("vllm.engine-startup-failed"))
+    data = facts.endpoints["log:x"].data
+    assert data["engines_seen"] == ["V0", "V1"] and data["startup_failed"] is True
+    assert data["startup_errors"] == []  # the cause is not known: no DVLLM07 from this alone
+
+
+def test_nothing_left_for_the_kv_cache_is_a_startup_error() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.memory-profile", gpu_memory_utilization=0.9, kv_cache_memory_gib=-0.94))
+    attach_endpoint_observation(facts, "log:y", _line(
+        "vllm.memory-profile", gpu_memory_utilization=0.9, kv_cache_memory_gib=3.76))
+    attach_endpoint_observation(facts, "log:z", _line("vllm.kv-capacity", gpu_blocks=0))
+    x, y, z = (facts.endpoints[k].data for k in ("log:x", "log:y", "log:z"))
+    assert x["startup_errors"] == [{"signature": "vllm.no-cache-memory", "kv_cache_gib": -0.94}]
+    assert x["gpu_memory_utilization"] == 0.9
+    assert y["startup_errors"] == [] and z["startup_errors"] == [
+        {"signature": "vllm.no-cache-memory"}
+    ]
+
+
+def test_swap_space_exhausted_is_a_preemption_and_a_kv_refusal_a_rejection() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line("vllm.swap-space-exhausted", mode="SWAP"))
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.prompt-too-long", requested=40012))
+    data = facts.endpoints["log:x"].data
+    assert (data["preemption_warnings"], data["preemption_mode"]) == (1, "SWAP")
+    assert (data["prompt_rejections"], data["prompt_requested_max"]) == (1, 40012)
