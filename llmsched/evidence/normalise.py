@@ -292,27 +292,38 @@ def _join_wrapped(lines: list[Line]) -> None:
     wrapped at a space) a piece is a non-empty unprefixed line after a long record that
     does not end a sentence, which cannot itself start a record: no indentation
     (traceback frames), no `Error:` line, no describe-style `Key:   value`, no table or
-    bracket; it is glued with a space."""
+    bracket; it is glued with a space. A piece indented exactly to the column where the
+    record's message starts (a hanging indent under its log prefix) continues it whatever
+    the record ends with. A Python exception line (`ValueError: ...`) is a record too."""
     width = _terminal_width(lines)
     runs: list[list[Line]] = []
     open_run = False
+    hang = 0  # the message column of the last record, when it has a prefix
     for line in lines:
         if line.kind:
-            open_run = False
-        elif _is_record(line):
+            open_run, hang = False, 0
+        elif _is_record(line) or _EXCEPTION_HEAD.match(line.text):
             ends = line.clean.rstrip()[-1:]
             open_run = len(line.raw) == width or (len(line.clean) >= 60 and ends not in ".!?:")
-            if open_run:
-                runs.append([line])
+            hang = _message_column(line)
+            runs.append([line])
+        elif (
+            hang
+            and line.clean.strip()
+            and len(runs[-1]) <= _MAX_JOINED
+            and (len(line.clean) - len(line.clean.lstrip(" ")) == hang)
+        ):
+            runs[-1].append(line)
+            open_run = False
         elif open_run and line.clean.strip() and len(runs[-1]) <= _MAX_JOINED:
             hard = len(runs[-1][-1].raw) == width
             if hard or not _RECORD_START.match(line.clean):
                 runs[-1].append(line)
                 open_run = not hard or len(line.raw) == width
             else:
-                open_run = False
+                open_run, hang = False, 0
         else:
-            open_run = False
+            open_run, hang = False, 0
     for first, *pieces in (run for run in runs if len(run) > 1):
         previous = first
         for piece in pieces:
@@ -325,6 +336,17 @@ def _join_wrapped(lines: list[Line]) -> None:
             piece.kind, piece.text = "joined", ""
             previous = piece
         first.joined = tuple(p.number for p in pieces)
+
+
+# the last line of a Python traceback: `ray.exceptions.OutOfMemoryError: message`
+_EXCEPTION_HEAD = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s+\S")
+
+
+def _message_column(line: Line) -> int:
+    """Where the message starts in the pasted line, when log prefixes precede it; else 0."""
+    if not line.prefix or not line.text or not line.clean.endswith(line.text):
+        return 0
+    return len(line.clean) - len(line.text)
 
 
 def _is_record(line: Line) -> bool:
