@@ -190,6 +190,7 @@ def split_lines(text: str) -> list[Line]:
             line.command = command
         lines.append(line)
     _join_wrapped(lines)
+    _join_result_comments(lines)
     return lines
 
 
@@ -347,6 +348,29 @@ def _message_column(line: Line) -> int:
     if not line.prefix or not line.text or not line.clean.endswith(line.text):
         return 0
     return len(line.clean) - len(line.text)
+
+
+# a comment that tells what the code line above it printed or returned: `# prints []`
+_RESULT_COMMENT = re.compile(
+    r"\s*#\s*(?:prints?|printed|returns?|returned|outputs?|gives|gave|shows?|=>|->|→)(?:\W|$)",
+    re.IGNORECASE,
+)
+
+
+def _join_result_comments(lines: list[Line]) -> None:
+    """Fold a result comment on its own line onto the code line it annotates, so that the
+    call and what it gave are read as one line (`print(f())` + `# prints []`)."""
+    for previous, line in pairwise(lines):
+        if (
+            not line.kind
+            and not previous.kind
+            and previous.clean.strip()
+            and _RESULT_COMMENT.match(line.clean)
+        ):
+            previous.text = f"{previous.text.rstrip()}  {line.clean.strip()}"
+            previous.clean = f"{previous.clean.rstrip()}  {line.clean.strip()}"
+            previous.joined = (*previous.joined, line.number)
+            line.kind, line.text = "joined", ""
 
 
 def _is_record(line: Line) -> bool:

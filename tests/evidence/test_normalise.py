@@ -357,3 +357,10 @@ def test_an_exception_line_that_ends_a_sentence_is_not_joined() -> None:
         "I restarted the pod and it happened again\n"
     )
     assert [ln.kind for ln in lines] == ["", ""]
+
+
+def test_a_result_comment_is_read_with_the_code_line_it_annotates() -> None:
+    lines = split_lines("print(ray.get_gpu_ids())\n# prints []\n# a plain comment\n")
+    assert lines[0].text == "print(ray.get_gpu_ids())  # prints []"
+    assert lines[0].joined == (2,) and lines[1].kind == "joined"
+    assert lines[2].kind == "" and lines[2].text == "# a plain comment"
