@@ -150,6 +150,12 @@ def merge_ray_observation(data: dict[str, Any], observation: Observation) -> Non
             gpu = (fields.get("resources") or {}).get("GPU") or {}
             idle_reserved = max(0.0, gpu.get("pg_reserved", 0.0) - gpu.get("pg_used", 0.0))
             data["gpus_available"] = float(fields["gpu_total"]) - float(used) - idle_reserved
+    elif signature == "ray.tune.resources" and data["gpus_total"] is None:
+        # Ray Tune's `Resources requested: used/total GPUs` (a `ray status` pasted wins)
+        data["gpus_total"] = fields.get("gpu_total")
+        data["gpus_used"] = fields.get("gpu_used")
+        if fields.get("gpu_total") is not None and fields.get("gpu_used") is not None:
+            data["gpus_available"] = float(fields["gpu_total"]) - float(fields["gpu_used"])
     elif signature == "ray.node.gpus":
         gpus = float(fields.get("gpu_total") or 0)
         data["nodes"].append(

@@ -79,3 +79,16 @@ def test_the_drivers_free_resources_say_whether_its_gpus_are_held() -> None:
     merge_ray_observation(empty, _line("vllm.ray.current-node-no-gpu", "...",
                                        resources="{'CPU': 8.0}"))
     assert empty["driver_node_claims"] == []
+
+
+def test_ray_tunes_status_line_gives_the_cluster_gpus_unless_ray_status_did() -> None:
+    data = ray_base(None)
+    merge_ray_observation(data, _line("ray.tune.resources", "Resources requested: ...",
+                                      gpu_used=1.0, gpu_total=2.0))
+    assert (data["gpus_total"], data["gpus_used"], data["gpus_available"]) == (2.0, 1.0, 1.0)
+    status = ray_base(None)
+    merge_ray_observation(status, _line("ray.resources", "0.0/4.0 GPU", gpu_total=4.0,
+                                        gpu_used=0.0))
+    merge_ray_observation(status, _line("ray.tune.resources", "Resources requested: ...",
+                                        gpu_used=0.0, gpu_total=0.0))
+    assert status["gpus_total"] == 4.0
