@@ -303,7 +303,7 @@ def _join_wrapped(lines: list[Line]) -> None:
     for line in lines:
         if line.kind:
             open_run, hang = False, 0
-        elif _is_record(line) or _EXCEPTION_HEAD.match(line.text):
+        elif _is_record(line) or (":" in line.text and _EXCEPTION_HEAD.match(line.text)):
             ends = line.clean.rstrip()[-1:]
             open_run = len(line.raw) == width or (len(line.clean) >= 60 and ends not in ".!?:")
             hang = _message_column(line)
@@ -364,6 +364,7 @@ def _join_result_comments(lines: list[Line]) -> None:
         if (
             not line.kind
             and not previous.kind
+            and "#" in line.clean[:8]
             and previous.clean.strip()
             and _RESULT_COMMENT.match(line.clean)
         ):
