@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from llmsched.config import Config
-from llmsched.diagnose.checks import DiagnoseCheck, all_diagnose_checks
+from llmsched.diagnose.checks import CannotJudge, DiagnoseCheck, all_diagnose_checks
 from llmsched.diagnose.facts import Facts, Subject
 from llmsched.diagnose.next_steps import fill_next_steps
 from llmsched.engine.cel import Activation, EvaluationError, compile_expression
@@ -149,6 +149,8 @@ def _run_check(
 ) -> dict[str, Any] | None:
     try:
         return check(variables, params)
+    except CannotJudge as exc:
+        raise EvaluationError(str(exc)) from None
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise EvaluationError(f"{type(exc).__name__}: {exc}") from None
 

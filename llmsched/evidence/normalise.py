@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from llmsched.evidence.rejoin import join_wrapped
+from llmsched.evidence.rejoin import join_result_comments, join_wrapped
 
 # Regex matching is capped per line: a pasted 10 MB line must not cost minutes.
 MAX_MATCH_CHARS = 20_000
@@ -198,6 +198,7 @@ def split_lines(text: str) -> list[Line]:
             line.command = command
         lines.append(line)
     join_wrapped(lines)
+    join_result_comments(lines)
     return lines
 
 

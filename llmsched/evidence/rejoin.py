@@ -68,7 +68,9 @@ def join_wrapped(lines: Sequence[Line]) -> None:
     open_run = False
     shell = False  # the open run is a `\\`-continued command
     in_fence = False
+    hang = 0  # the message column of the last record, when a log prefix precedes it
     for line in lines:
+        hang, column = 0, hang  # a hanging indent continues only the line right above
         if line.kind:
             open_run = shell = False
             in_fence = not in_fence if line.kind == "fence" else in_fence
@@ -81,8 +83,17 @@ def join_wrapped(lines: Sequence[Line]) -> None:
         elif _is_record(line):
             ends = line.clean.rstrip()[-1:]
             open_run = len(line.raw) == width or (len(line.clean) >= 60 and ends not in ".!?:")
-            if open_run:
+            hang = _message_column(line)
+            if open_run or hang:
                 runs.append([line])
+        elif (
+            column
+            and line.clean.strip()
+            and len(runs[-1]) <= _MAX_JOINED
+            and len(line.clean) - len(line.clean.lstrip(" ")) == column
+        ):
+            runs[-1].append(line)
+            open_run, hang = False, column
         elif open_run and line.clean.strip() and len(runs[-1]) <= _MAX_JOINED:
             hard = len(runs[-1][-1].raw) == width
             strict = not _is_record(runs[-1][0])
@@ -114,6 +125,37 @@ def join_wrapped(lines: Sequence[Line]) -> None:
             piece.kind, piece.text = "joined", ""
             previous = piece
         first.joined = tuple(p.number for p in pieces)
+
+
+def _message_column(line: Line) -> int:
+    """Where the message starts in the pasted line, when log prefixes precede it; else 0."""
+    if not line.prefix or not line.text or not line.clean.endswith(line.text):
+        return 0
+    return len(line.clean) - len(line.text)
+
+
+# a comment that tells what the code line above it printed or returned: `# prints []`
+_RESULT_COMMENT = re.compile(
+    r"\s*#\s*(?:prints?|printed|returns?|returned|outputs?|gives|gave|shows?|=>|->|→)(?:\W|$)",
+    re.IGNORECASE,
+)
+
+
+def join_result_comments(lines: Sequence[Line]) -> None:
+    """Fold a result comment on its own line onto the code line it annotates, so that the
+    call and what it gave are read as one line (`print(f())` + `# prints []`)."""
+    for previous, line in pairwise(lines):
+        if (
+            not line.kind
+            and not previous.kind
+            and "#" in line.clean[:8]
+            and previous.clean.strip()
+            and _RESULT_COMMENT.match(line.clean)
+        ):
+            previous.text = f"{previous.text.rstrip()}  {line.clean.strip()}"
+            previous.clean = f"{previous.clean.rstrip()}  {line.clean.strip()}"
+            previous.joined = (*previous.joined, line.number)
+            line.kind, line.text = "joined", ""
 
 
 def _continued(text: str) -> bool:

@@ -134,3 +134,18 @@ def test_repeats_of_one_message_make_one_finding_that_counts_them() -> None:
     (item,) = evaluator.ranked
     assert {e.key: e.value for e in item.finding.evidence}["repeats"] == 12
     assert item.finding.location is not None and item.finding.location.line == 1
+
+
+def test_a_check_that_cannot_judge_is_not_evaluated_with_its_reason() -> None:
+    cluster = {"ray_gpus_total": 2.0, "ray_clusters": ["rc"], "k8s_nodes": [],
+               "gpus_allocatable": 0, "ray_nodes_seen": 1, "pods_seen": 0, "ray_pods_seen": 0}
+    facts = Facts(
+        ray={"ray:rc": Subject("ray", "ray:rc", {"name": "rc", "node_pods": []})},
+        cluster=Subject("cluster", "cluster", cluster),
+    )
+    evaluator = DiagnoseEvaluator(compile_diagnose([SPECS["DRAY03"]]), Config())
+    evaluator.run(facts)
+    assert evaluator.ranked == []
+    [skipped] = evaluator.not_evaluated
+    assert skipped.rule == "DRAY03"
+    assert skipped.reason.endswith("Ray counts 2 GPU(s); no Kubernetes pod or node was shown to compare with")

@@ -200,6 +200,45 @@ def test_a_sentence_a_signature_read_still_counts_as_words(tmp_path: Path) -> No
     assert report.verdict["basis"].startswith("words only")
 
 
+_RAY_STATUS_ONE_GPU = (
+    "Resources\n"
+    "---------------------------------------------------------------\n"
+    "Usage:\n"
+    " 0.0/4.0 CPU\n"
+    " 0.0/1.0 GPU\n"
+    "\n"
+    "Demands:\n"
+    " (no resource demands)\n"
+)
+
+
+def test_rays_count_alone_does_not_refute_words_about_double_ownership(tmp_path: Path) -> None:
+    # DRAY03 compares Ray's GPUs with Kubernetes'; a `ray status` shows only one side
+    report = _diagnose(
+        tmp_path, "On our CPU-only cluster ray status shows 1 GPU:\n" + _RAY_STATUS_ONE_GPU
+    )
+    assert report.verdict is not None and report.verdict["rule"] == "DRAY03"
+    assert report.verdict["basis"].startswith("words only")
+    assert [n.rule for n in report.not_evaluated] == ["DRAY03"]
+
+
+def test_a_kubernetes_node_that_agrees_with_ray_refutes_those_words(tmp_path: Path) -> None:
+    node = (
+        "Name:               gpu-node-1\n"
+        "Capacity:\n"
+        "  nvidia.com/gpu:     1\n"
+        "Allocatable:\n"
+        "  nvidia.com/gpu:     1\n"
+    )
+    report = _diagnose(
+        tmp_path, "ray status shows more GPUs than Kubernetes allocated?\n"
+        + _RAY_STATUS_ONE_GPU + node
+    )
+    assert "DRAY03" not in [n.rule for n in report.not_evaluated]
+    entry = next(e for e in report.triage if e["rule"] == "DRAY03")
+    assert entry["status"] == NOT_SHOWN
+
+
 def test_generic_words_make_no_verdict_against_another_layers_artifact(tmp_path: Path) -> None:
     # a Kubernetes refusal that no rule reads, and "time out" (which every layer says)
     rejected = (

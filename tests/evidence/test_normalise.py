@@ -293,3 +293,47 @@ def test_terminal_wrapped_log_yields_the_plain_observations() -> None:
         wrapped.extend(line[i : i + 100] for i in range(0, max(len(line), 1), 100))
     expected = [(sig, firsts[line - 1], fields) for sig, line, fields in _seen("\n".join(plain))]
     assert _seen("\n".join(wrapped)) == expected
+
+
+def test_a_hanging_indent_under_the_log_prefix_continues_the_record() -> None:
+    lines = split_lines(
+        "(EngineCore pid=7) Waiting for creating a placement group of specs for 10 seconds.\n"
+        "                   specs=[{'GPU': 1.0}, {'GPU': 1.0}].\n"
+        "                   Check `ray status`.\n"
+        '    File "ray_utils.py", line 3\n'
+    )
+    assert lines[0].text.endswith(
+        "10 seconds. specs=[{'GPU': 1.0}, {'GPU': 1.0}]. Check `ray status`."
+    )
+    assert lines[0].joined == (2, 3)
+    assert lines[3].kind == "" and lines[3].text.strip().startswith("File")
+
+
+def test_a_wrapped_exception_line_is_joined() -> None:
+    lines = split_lines(
+        "ray.exceptions.OutOfMemoryError: 2 worker(s) were killed due to the node\n"
+        "running low on memory. Memory on the node (IP: 10.0.0.2) was\n"
+        "60.10GB / 62.00GB (0.969355)\n"
+        "\n"
+        "Next paragraph"
+    )
+    assert lines[0].text == (
+        "ray.exceptions.OutOfMemoryError: 2 worker(s) were killed due to the node running low"
+        " on memory. Memory on the node (IP: 10.0.0.2) was 60.10GB / 62.00GB (0.969355)"
+    )
+    assert lines[4].text == "Next paragraph"
+
+
+def test_an_exception_line_that_ends_a_sentence_is_not_joined() -> None:
+    lines = split_lines(
+        "RuntimeError: CUDA error: an illegal memory access was encountered.\n"
+        "I restarted the pod and it happened again\n"
+    )
+    assert [ln.kind for ln in lines] == ["", ""]
+
+
+def test_a_result_comment_is_read_with_the_code_line_it_annotates() -> None:
+    lines = split_lines("print(ray.get_gpu_ids())\n# prints []\n# a plain comment\n")
+    assert lines[0].text == "print(ray.get_gpu_ids())  # prints []"
+    assert lines[0].joined == (2,) and lines[1].kind == "joined"
+    assert lines[2].kind == "" and lines[2].text == "# a plain comment"

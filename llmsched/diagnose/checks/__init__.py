@@ -15,6 +15,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 DiagnoseCheck = Callable[[Mapping[str, Any], Mapping[str, Any]], "dict[str, Any] | None"]
+
+
+class CannotJudge(ValueError):
+    """Raised by a check that compares two views when one of them was not given: its
+    silence would say nothing, so the rule is reported as not evaluated (and a description
+    that points at it is not refuted)."""
 _CHECKS: dict[str, DiagnoseCheck] = {}
 
 

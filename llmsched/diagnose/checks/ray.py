@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from llmsched.diagnose.checks import diagnose_check
+from llmsched.diagnose.checks import CannotJudge, diagnose_check
 from llmsched.engine.functions.diag_ray import ray_nodes_text
 from llmsched.engine.functions.strings import fmt
 
@@ -68,4 +68,10 @@ def ray_gpu_overcount(
             )
         if cluster["pods_seen"] and not cluster["ray_pods_seen"] and allocatable > 0:
             reasons.append(str(params["ray_on_hosts"]).format(ray_gpus=fmt(ray_gpus)))
+        if not reasons and not cluster["pods_seen"] and not cluster["k8s_nodes"]:
+            # Ray's count alone: what Kubernetes allocated was not shown
+            raise CannotJudge(
+                f"Ray counts {fmt(ray_gpus)} GPU(s); no Kubernetes pod or node was shown to "
+                "compare with"
+            )
     return {"reasons": reasons, "reasons_text": "; ".join(reasons)} if reasons else None

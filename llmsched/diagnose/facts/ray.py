@@ -6,7 +6,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from llmsched.engine.functions.diag_ray import driver_node_gpu_claims
 from llmsched.evidence.observations import Observation
+from llmsched.evidence.signatures import literal_dict
 from llmsched.snapshot import RayView
 
 
@@ -37,6 +39,7 @@ def ray_base(address: str | None) -> dict[str, Any]:
         "shared_gpu_nodes": [],
         "memory_kills": [],
         "unfulfilled_requests": [],
+        "driver_node_claims": [],  # why vLLM's driver node has no free GPU though it has GPUs
         "gcs_ips": [],  # the address a driver connected to (`Connecting to existing Ray cluster`)
         # set by the cross-layer join (_ray_cluster_keys) once pods and nodes are known
         "name": None,
@@ -147,6 +150,12 @@ def merge_ray_observation(data: dict[str, Any], observation: Observation) -> Non
             gpu = (fields.get("resources") or {}).get("GPU") or {}
             idle_reserved = max(0.0, gpu.get("pg_reserved", 0.0) - gpu.get("pg_used", 0.0))
             data["gpus_available"] = float(fields["gpu_total"]) - float(used) - idle_reserved
+    elif signature == "ray.tune.resources" and data["gpus_total"] is None:
+        # Ray Tune's `Resources requested: used/total GPUs` (a `ray status` pasted wins)
+        data["gpus_total"] = fields.get("gpu_total")
+        data["gpus_used"] = fields.get("gpu_used")
+        if fields.get("gpu_total") is not None and fields.get("gpu_used") is not None:
+            data["gpus_available"] = float(fields["gpu_total"]) - float(fields["gpu_used"])
     elif signature == "ray.node.gpus":
         gpus = float(fields.get("gpu_total") or 0)
         data["nodes"].append(
@@ -170,12 +179,26 @@ def merge_ray_observation(data: dict[str, Any], observation: Observation) -> Non
         data["pending_nodes"] = int(counts.get("pending", 0))
     elif signature == "ray.memory-monitor-kill":
         data["memory_kills"].append({**fields, "line": observation.text})
+    elif signature == "vllm.ray.current-node-no-gpu" and fields.get("resources"):
+        claims = driver_node_gpu_claims(str(fields["resources"]))
+        data["driver_node_claims"].extend(c for c in claims if c not in data["driver_node_claims"])
     elif signature == "ray.driver.connected" and fields.get("address"):
         data["gcs_ips"].append(str(fields["address"]))
     elif signature in _UNFULFILLED_SIGNATURES:
         data["unfulfilled_requests"].append(
-            {"signature": signature, "request": fields.get("request"), "line": observation.text}
+            {
+                "signature": signature,
+                "request": fields.get("request") or fields.get("required"),
+                "line": observation.text,
+            }
         )
+        demand = serve_replica_demand(fields, observation.text)
+        if demand is not None:
+            target = "pending_placement_groups" if demand["bundles"] else "pending_demands"
+            data[target].append(demand)
+            data["pending_gpu_demand"] += demand["count"] * (
+                _gpu_of(demand["shape"]) + sum(_gpu_of(b) for b in demand["bundles"])
+            )
     elif signature in ("ray.demand.pending", "ray.demand.infeasible", "ray.pg.pending"):
         item: dict[str, Any] = {
             "kind": "placement_group"
@@ -201,6 +224,39 @@ def merge_ray_observation(data: dict[str, Any], observation: Observation) -> Non
         data["pending_gpu_demand"] += item["count"] * (
             _gpu_of(item["shape"]) + sum(_gpu_of(b) for b in item["bundles"])
         )
+
+
+def serve_replica_demand(fields: Mapping[str, Any], line: str) -> dict[str, Any] | None:
+    """The shape a Serve replica waits for (`Resources required for each replica: {...}`,
+    or a list of placement-group bundles), once per waiting replica; None without one."""
+    required = str(fields.get("required") or "").strip()
+    if not required:
+        return None
+    if required.startswith("["):
+        bundles = [literal_dict(b) for b in re.findall(r"\{[^{}]*\}", required)]
+        bundles = [_numbers(b) for b in bundles if b]
+        shape: dict[str, float] = {}
+    else:
+        bundles, shape = [], _numbers(literal_dict(required))
+    if not shape and not bundles:
+        return None
+    return {
+        "kind": "placement_group" if bundles else "task_or_actor",
+        "count": int(fields.get("replicas") or 1),
+        "shape": shape,
+        "bundles": bundles,
+        "strategy": None,
+        "feasible": None,
+        "line": line,
+    }
+
+
+def _numbers(resources: Mapping[str, Any]) -> dict[str, float]:
+    return {
+        str(k): float(v)
+        for k, v in resources.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
 
 
 _UNFULFILLED_SIGNATURES = (

@@ -96,6 +96,41 @@ def _gpu_ask(item: Mapping[str, Any]) -> tuple[float, float]:
     return max(_gpu(b) for b in bundles), total
 
 
+# Resource names Ray gives a node: `accelerator_type:<model>` on a node with detected GPUs
+# (python/ray/_private/ray_constants.py RESOURCE_CONSTRAINT_PREFIX), `<resource>_group_<i>_<pg
+# id>` and `<resource>_group_<pg id>` for a placement group's bundle placed there
+# (src/ray/common/bundle_spec.h FormatPlacementGroupResource)
+_ACCELERATOR_TYPE = re.compile(r"['\"]accelerator_type:(?P<model>[^'\"]+)['\"]")
+_BUNDLE_RESOURCE = re.compile(r"['\"](?:node:[^'\"]*|\w+)_group_(?:\d+_)?(?P<pg>[0-9a-f]{6,})")
+_FREE_GPU = re.compile(r"['\"]GPU['\"]:\s*(?P<gpus>\d+(?:\.\d+)?)")
+
+
+def driver_node_gpu_claims(resources: str) -> list[str]:
+    """Why a node with GPUs shows no free GPU, read from its FREE resources as vLLM logs
+    them (`current_node_resource={...}`): a GPU remainder, other placement groups' bundles,
+    or an accelerator type (Ray names one only on a node where it detected GPUs). Empty when
+    the node looks GPU-less: then the driver runs on the wrong node."""
+    reasons = []
+    free = _FREE_GPU.search(resources)
+    if free and 0 < float(free["gpus"]) < 1:
+        reasons.append(f"{_number(float(free['gpus']))} GPU left free there")
+    groups = dict.fromkeys(m["pg"] for m in _BUNDLE_RESOURCE.finditer(resources))
+    if groups:
+        reasons.append(f"{len(groups)} placement group(s) already hold bundles there")
+    model = _ACCELERATOR_TYPE.search(resources)
+    if model and not reasons:
+        reasons.append(f"the node has {model['model']} GPUs, none free")
+    return reasons
+
+
+@cel_function
+def ray_driver_node_claims(evidence: Any) -> list[str]:
+    """driver_node_gpu_claims of a `Current node has no GPU available` line's resources."""
+    fields = evidence.get("fields") if isinstance(evidence, Mapping) else None
+    resources = fields.get("resources") if isinstance(fields, Mapping) else None
+    return driver_node_gpu_claims(str(resources)) if resources else []
+
+
 @cel_function
 def ray_gpus_claimed(ray: Any) -> bool:
     """A GPU demand that some node could hold waits because every logical GPU is claimed.
@@ -105,6 +140,8 @@ def ray_gpus_claimed(ray: Any) -> bool:
     """
     if not isinstance(ray, Mapping):
         return False
+    if ray.get("driver_node_claims"):
+        return True  # vLLM's driver node has GPUs, all held (driver_node_gpu_claims)
     total = ray.get("gpus_total")
     available = ray.get("gpus_available")
     if not total:
@@ -138,6 +175,9 @@ def ray_gpu_holders(ray: Any) -> str:
         gpus = float(actor.get("gpus") or 0.0)
         if gpus > 0 and actor.get("state") == "ALIVE":
             held[(str(actor.get("class_name")), gpus)] += 1
+    if not held and ray.get("driver_node_claims"):
+        claims = "; ".join(str(c) for c in ray["driver_node_claims"])
+        return f"earlier reservations on vLLM's driver node ({claims})"
     return ", ".join(
         f"{n}x {name} ({_number(gpus)} GPU each)" for (name, gpus), n in held.most_common()
     )

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from llmsched.diagnose.checks import all_diagnose_checks
+from llmsched.diagnose.checks import CannotJudge, all_diagnose_checks
 from llmsched.engine.loader import load_rules
 
 CHECKS = all_diagnose_checks()
@@ -99,3 +99,15 @@ def test_ray_with_gpus_beside_pods_but_without_ray_pods_runs_on_the_hosts() -> N
     assert reason.startswith("Ray counts 4 GPU(s) but no Ray pod runs in the collected namespaces")
     assert overcount(ray(), ray_gpus_total=4.0, gpus_allocatable=8, pods_seen=3,
                      ray_pods_seen=1) is None
+
+
+def test_rays_gpu_count_with_no_kubernetes_view_cannot_be_judged() -> None:
+    check = CHECKS["ray_gpu_overcount"]
+    with pytest.raises(CannotJudge, match="Ray counts 1 GPU"):
+        check({"ray": ray(), "cluster": cluster(ray_gpus_total=1.0)}, params("DRAY03"))
+    # no GPU counted by Ray: nothing to compare, so nothing over-counted
+    assert check({"ray": ray(), "cluster": cluster(ray_gpus_total=0.0)}, params("DRAY03")) is None
+    # a Kubernetes view that agrees: judged, and silent
+    nodes = [{"name": "n1", "gpus": 1}]
+    agreed = cluster(ray_gpus_total=1.0, k8s_nodes=nodes, gpus_allocatable=1, ray_nodes_seen=1)
+    assert check({"ray": ray(), "cluster": agreed}, params("DRAY03")) is None

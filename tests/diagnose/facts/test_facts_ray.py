@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from llmsched.diagnose.facts.ray import merge_ray_observation, ray_base, ray_from_view
+from llmsched.diagnose.facts.ray import (
+    merge_ray_observation,
+    ray_base,
+    ray_from_view,
+    serve_replica_demand,
+)
 from llmsched.evidence.observations import Observation
 from llmsched.snapshot import RayNode, RayView
 
@@ -34,3 +39,56 @@ def test_pending_demands_add_up_to_the_gpu_demand() -> None:
                                       shape={"GPU": 8.0}))
     assert data["pending_gpu_demand"] == 3 * 1.0 + 4.0  # infeasible demand is not waiting
     assert len(data["pending_placement_groups"]) == 1 and len(data["infeasible_demands"]) == 1
+
+
+def test_a_serve_replica_waiting_adds_its_shape_as_a_demand() -> None:
+    data = ray_base(None)
+    required = '{"accelerator_type_a10": 0.01, "GPU": 1, "CPU": 1}'
+    merge_ray_observation(data, _line("ray.serve.replica-pending", "has 2 replicas ...",
+                                      replicas=2, required=required, available='{"CPU": 8.0}'))
+    assert data["pending_demands"][0]["shape"] == {
+        "accelerator_type_a10": 0.01, "GPU": 1.0, "CPU": 1.0
+    }
+    assert data["pending_demands"][0]["count"] == 2 and data["pending_gpu_demand"] == 2.0
+    assert data["unfulfilled_requests"][0]["request"] == required
+
+
+def test_a_serve_replica_with_bundles_waits_as_a_placement_group() -> None:
+    data = ray_base(None)
+    merge_ray_observation(data, _line("ray.serve.replica-pending", "...", replicas=1,
+                                      required='[{"CPU": 1.0, "GPU": 1.0}, {"GPU": 1.0}]'))
+    assert data["pending_placement_groups"][0]["bundles"] == [
+        {"CPU": 1.0, "GPU": 1.0}, {"GPU": 1.0}
+    ]
+    assert data["pending_gpu_demand"] == 2.0 and data["pending_demands"] == []
+
+
+def test_a_serve_line_without_the_resources_adds_no_demand() -> None:
+    assert serve_replica_demand({"replicas": 1}, "...") is None
+    assert serve_replica_demand({"required": "{not a dict"}, "...") is None
+
+
+def test_the_drivers_free_resources_say_whether_its_gpus_are_held() -> None:
+    data = ray_base(None)
+    merge_ray_observation(data, _line("vllm.ray.current-node-no-gpu", "...",
+                                      resources="{'GPU': 0.05, 'CPU': 4.0}"))
+    merge_ray_observation(data, _line("vllm.ray.current-node-no-gpu", "...",
+                                      resources="{'GPU': 0.05, 'CPU': 4.0}"))
+    assert data["driver_node_claims"] == ["0.05 GPU left free there"]
+    empty = ray_base(None)
+    merge_ray_observation(empty, _line("vllm.ray.current-node-no-gpu", "...",
+                                       resources="{'CPU': 8.0}"))
+    assert empty["driver_node_claims"] == []
+
+
+def test_ray_tunes_status_line_gives_the_cluster_gpus_unless_ray_status_did() -> None:
+    data = ray_base(None)
+    merge_ray_observation(data, _line("ray.tune.resources", "Resources requested: ...",
+                                      gpu_used=1.0, gpu_total=2.0))
+    assert (data["gpus_total"], data["gpus_used"], data["gpus_available"]) == (2.0, 1.0, 1.0)
+    status = ray_base(None)
+    merge_ray_observation(status, _line("ray.resources", "0.0/4.0 GPU", gpu_total=4.0,
+                                        gpu_used=0.0))
+    merge_ray_observation(status, _line("ray.tune.resources", "Resources requested: ...",
+                                        gpu_used=0.0, gpu_total=0.0))
+    assert status["gpus_total"] == 4.0
