@@ -169,13 +169,15 @@ _AUTOSCALER_LAYOUTS = [
 
 @pytest.mark.parametrize("line", _AUTOSCALER_LAYOUTS)
 def test_autoscaler_simulation_reason_is_read_once_without_a_node_count(line: str) -> None:
-    gpu = [m.fields for m in match_message(line) if m.signature.id == "k8s.pending.insufficient-gpu"]
+    gpu = [
+        m.fields for m in match_message(line) if m.signature.id == "k8s.pending.insufficient-gpu"
+    ]
     assert gpu == [{"resource": "nvidia.com/gpu"}]
 
 
 def test_autoscaler_reason_list_yields_each_shortage() -> None:
     line = (
-        "predicate checking error: can't schedule pod ns/a: predicate \"NodeResourcesFit\" "
+        'predicate checking error: can\'t schedule pod ns/a: predicate "NodeResourcesFit" '
         "didn't pass (predicateReasons=[Insufficient cpu, Insufficient nvidia.com/gpu])"
     )
     found = {(m.signature.id, m.fields.get("resource")) for m in match_message(line)}
