@@ -5,7 +5,9 @@ only add candidates, or pick between findings the ranking left tied across layer
 candidate whose rule ran on a subject of its own kind (a pod, a Ray cluster, a vLLM
 endpoint) and did not fire is kept, marked as not shown by the evidence, and counts for
 nothing. Only when no rule fired do uncontradicted words make the verdict — and it says
-that it rests on words only.
+that it rests on words only. Generic words ("timeout", which every layer says) do not
+choose a layer against the artifacts: when all that was read comes from one other layer,
+they make no verdict.
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ def weigh_words(
     fired = {r.finding.rule for r in ranked}
     unjudged = {n.rule for n in not_evaluated}
     entries: list[dict[str, Any]] = []
-    for rank, candidate in enumerate(in_setting(words.candidates, setting), 1):
+    layers = artifact_layers(facts)
+    candidates = sorted(in_setting(words.candidates, setting), key=lambda c: outweighed(c, layers))
+    for rank, candidate in enumerate(candidates, 1):
         spec = specs.get(candidate.rule)
         if candidate.rule in fired:
             status = CONFIRMED
@@ -70,7 +74,8 @@ def weigh_words(
     if decided is not None and broken_by is not None:
         decided["tie_broken_by"] = f"the description: “{broken_by['phrase']}” ({_where(broken_by)})"
     if decided is None:
-        decided = _words_verdict(entries, recognised)
+        weak = {c.rule for c in candidates if outweighed(c, layers)}
+        decided = _words_verdict([e for e in entries if e["rule"] not in weak], recognised)
     return Weighed(ranked, entries, decided)
 
 
@@ -87,6 +92,23 @@ def in_setting(candidates: Sequence[Candidate], setting: str | None) -> list[Can
         candidates,
         key=lambda c: (first[(c.score, c.best.symptom)], c.layer != setting),
     )
+
+
+def artifact_layers(facts: Facts) -> set[str]:
+    """The layers whose own messages or state were read (not configuration, not words)."""
+    return {
+        o.layer
+        for o in facts.observations
+        if o.source != "text" and o.signature not in CONFIGURATION_SIGNATURES
+    }
+
+
+def outweighed(candidate: Candidate, layers: set[str]) -> bool:
+    """A candidate that only generic words support (weight 1: "timeout", "slow", which
+    several layers say) does not choose the layer against the artifacts: when everything
+    read comes from one other layer, it is listed after that layer's candidates and makes
+    no verdict of its own."""
+    return len(layers) == 1 and candidate.layer not in layers and candidate.best.weight <= 1
 
 
 def judged(spec: RuleSpec, facts: Facts) -> bool:

@@ -86,6 +86,7 @@ CONFIGURATION_SIGNATURES = frozenset(
         "vllm.command-line",
         "vllm.llm-kwargs",
         "vllm.engine-args",
+        "vllm.engine-limits",
         "vllm.package-version",
         "vllm.version",
     }

@@ -16,6 +16,7 @@ from llmsched.diagnose.words import (
     WORDS_ONLY,
     counts,
     observed,
+    outweighed,
     weigh_words,
 )
 from llmsched.engine.loader import load_rules
@@ -197,3 +198,28 @@ def test_a_sentence_a_signature_read_still_counts_as_words(tmp_path: Path) -> No
     report = _diagnose(tmp_path, "OOM Error with Qwen3-235B on V1 Engine, Works on V0 Engine\n")
     assert report.verdict is not None and report.verdict["rule"] == "DVLLM09"
     assert report.verdict["basis"].startswith("words only")
+
+
+def test_generic_words_make_no_verdict_against_another_layers_artifact(tmp_path: Path) -> None:
+    # a Kubernetes refusal that no rule reads, and "time out" (which every layer says)
+    rejected = (
+        'Error creating: pods "vllm-7d9c8b6f5-x2x7k" is forbidden: exceeded quota: gpu-quota, '
+        "requested: limits.memory=64Gi, used: limits.memory=96Gi, limited: limits.memory=128Gi\n"
+    )
+    report = _diagnose(tmp_path, rejected + "Since then our clients' requests time out.\n")
+    assert any(e["rule"] == "DVLLM01" for e in report.triage)  # still listed, with commands
+    assert report.verdict is None or report.verdict.get("layer") != "vllm"
+    # the same words with nothing read make their (weak) verdict
+    alone = _diagnose(tmp_path, "Since then our clients' requests time out.\n")
+    assert alone.verdict is not None and alone.verdict["layer"] == "vllm"
+
+
+def test_only_generic_words_of_another_layer_are_outweighed() -> None:
+    said = words("the pod is in CrashLoopBackOff and requests time out")
+    by_rule = {c.rule: c for c in said.candidates}
+    generic_vllm, generic_k8s = by_rule["DVLLM01"], by_rule["DK8S10"]
+    assert outweighed(generic_vllm, {"kubernetes"}) and not outweighed(generic_k8s, {"kubernetes"})
+    assert not outweighed(generic_vllm, set())  # nothing read: words are all there is
+    assert not outweighed(generic_vllm, {"kubernetes", "vllm"})
+    specific = next(c for c in words("TTFT is very high").candidates if c.rule == "DVLLM04")
+    assert not outweighed(specific, {"kubernetes"})  # specific words keep their weight

@@ -235,6 +235,32 @@ def test_older_serve_layouts_keep_the_deployment_name() -> None:
     trimmed = "has 2 replicas that have taken more than 60s to be scheduled. This may be due to"
     found = {m.signature.id: m.fields for m in match_message(trimmed)}
     assert found["ray.serve.replica-pending"] == {"replicas": 2, "seconds": 60}
+def test_karpenter_requirements_name_the_label_each_nodepool_lacks() -> None:
+    line = (
+        'incompatible with nodepool \\"x86\\", incompatible requirements, label \\"workload\\" does '
+        'not have known values; incompatible with nodepool "gpu", incompatible requirements, '
+        "key karpenter.sh/capacity-type, karpenter.sh/capacity-type In [spot] not in ..."
+    )
+    found = [m.fields for m in match_message(line)
+             if m.signature.id == "k8s.karpenter.incompatible-requirements"]
+    assert found == [{"label": "workload"}, {"label": "karpenter.sh/capacity-type"}]
+
+
+def test_resource_rejections_name_the_resource_and_the_gpu_one_keeps_its_own_id() -> None:
+    def rejected(line: str) -> dict[str, object] | None:
+        found = {m.signature.id: m.fields for m in match_message(line)}
+        return found.get("k8s.pod-rejected.resources")
+
+    assert rejected("Invalid value: \"8\": must be less than or equal to cpu limit of 4") == {
+        "resource": "cpu"}
+    limit_range = rejected("is forbidden: maximum memory usage per Container is 8Gi, but limit is 64Gi")
+    assert limit_range == {"bound": "maximum", "resource": "memory", "scope": "Container",
+                           "enforced": "8Gi"}
+    assert rejected("failed quota: q1: must specify limits.cpu") == {
+        "quota": "q1", "resource": "limits.cpu"}
+    gpu = "Invalid value: \"2\": must be equal to nvidia.com/gpu limit of 1"
+    assert rejected(gpu) is None
+    assert any(m.signature.id == "k8s.extended-resource-request-limit" for m in match_message(gpu))
 
 
 def test_a_repeated_message_gives_the_same_matches_each_time() -> None:

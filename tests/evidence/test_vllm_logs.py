@@ -139,3 +139,66 @@ def test_prefixes_are_peeled_off(prefix: str) -> None:
     assert stats.fields["waiting"] == 10
     assert stats.fields["prefix_cache_hit_rate_pct"] == 12.3
     assert stats.text == (prefix + line).strip()
+
+
+def _ids(text: str) -> list[str]:
+    return [o.signature for o in sniff_text(text, "pasted.log").observations]
+
+
+def test_a_stats_line_is_whole_or_cut_never_both() -> None:
+    whole = (
+        "INFO 11-24 03:09:29 [metrics.py:386] Avg prompt throughput: 1514.3 tokens/s, Avg "
+        "generation throughput: 313.4 tokens/s, Running: 35 reqs, Swapped: 0 reqs, Pending: 5 "
+        "reqs, GPU KV cache usage: 95.0%, CPU KV cache usage: 0.0%."
+    )
+    assert _ids(whole) == ["vllm.stats"]
+    cut = "Running: 0 reqs, Waiting: 3 reqs, GPU KV cache usage: 0.0%"
+    [queue] = sniff_text(cut, "pasted.log").observations
+    assert queue.signature == "vllm.stats-queue"
+    assert (queue.fields["running"], queue.fields["waiting"]) == (0, 3)
+
+
+def test_v0_memory_profile_lines_size_the_kv_cache_as_one_observation() -> None:
+    text = (
+        "INFO 03-29 15:53:07 [worker.py:267] the current vLLM instance can use total_gpu_memory "
+        "(7.65GiB) x gpu_memory_utilization (0.90) = 6.89GiB\n"
+        "INFO 03-29 15:53:07 [worker.py:267] model weights take 3.26GiB; non_torch_memory takes "
+        "0.02GiB; PyTorch activation peak memory takes 1.22GiB; the rest of the memory reserved "
+        "for KV Cache is 2.38GiB.\n"
+        "INFO 03-29 15:53:07 [executor_base.py:111] # cuda blocks: 1395, # CPU blocks: 2340\n"
+    )
+    [capacity] = sniff_text(text, "pasted.log").by_signature("vllm.kv-capacity")
+    assert capacity.fields["gpu_memory_utilization"] == 0.9
+    assert capacity.fields["kv_cache_memory_gib"] == 2.38
+    assert capacity.fields["gpu_blocks"] == 1395
+
+
+def test_worker_hangs_and_deaths_need_vllm_own_wording() -> None:
+    assert _ids("RuntimeError: the engine loop is not running; call start() first") == []
+    assert _ids("a worker died unexpectedly last night") == []
+    assert _ids(
+        "ERROR 01-04 21:58:22 [core_client.py:564] Engine core proc EngineCore_DP0 died "
+        "unexpectedly, shutting down client."
+    ) == ["vllm.engine-dead"]
+    assert _ids(
+        "WARNING 08-22 06:24:42 shm_broadcast.py:386] No available block found in 60 second."
+    ) == ["vllm.shm-broadcast-wait"]
+
+
+def test_release_variants_of_one_message_give_the_same_signature() -> None:
+    preemptions = [
+        "Sequence group 221 is preempted by PreemptionMode.RECOMPUTE mode because there is not "
+        "enough KV cache space. total_num_cumulative_preemption=101",
+        "Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode because there is not "
+        "enough KV cache space. total_cumulative_preemption_cnt=1",
+    ]
+    counts = [sniff_text(t, "p.log").observations[0].fields["total_preemptions"] for t in preemptions]
+    assert counts == [101, 1]
+    capacity = [
+        "Input prompt (10854 tokens) is too long and exceeds the capacity of block_manager",
+        "Input prompt (10854 tokens) + lookahead slots (0) is too long and exceeds the capacity "
+        "of block_manager",
+    ]
+    for text in capacity:
+        [rejection] = sniff_text(text, "p.log").observations
+        assert (rejection.signature, rejection.fields["requested"]) == ("vllm.prompt-too-long", 10854)

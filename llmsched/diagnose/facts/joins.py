@@ -53,11 +53,14 @@ def _in_trouble(pod: Mapping[str, Any]) -> bool:
 
 
 def _adopt_unowned_engine_lines(facts: Facts) -> None:
-    """Pasted `kubectl describe pod` plus its logs: with exactly one pod named, the engine's
-    log lines (which name no pod) are that pod's."""
+    """Pasted `kubectl describe pod` plus its logs: with exactly one pod named (or one pod
+    only, its name left out: a FailedScheduling line, a sharing config), the engine's log
+    lines (which name no pod) are that pod's."""
     named = [p for p in facts.pods.values() if p.data["name"] not in ("", "(pod not named)")]
     if len(named) > 1:  # a `kubectl get pods` table: the one pod in trouble, if only one is
         named = [p for p in named if _in_trouble(p.data)]
+    if not named and len(facts.pods) == 1:  # one pod, its name left out of the paste
+        named = list(facts.pods.values())
     if len(named) != 1:
         return
     pod = named[0]

@@ -253,6 +253,10 @@ _SCHEDULING_REASONS = {
 }
 
 
+# scheduler lines that carry a node count but rule no node out by a filter
+_NOT_A_FILTER_REASON = {"k8s.pending.scheduling-failed", "k8s.pending.preemption-not-helpful"}
+
+
 def scheduling(observations: Sequence[Observation]) -> dict[str, Any]:
     """The FailedScheduling verdict, per reason: how many nodes it ruled out (the largest seen)."""
     out: dict[str, Any] = {}
@@ -260,13 +264,21 @@ def scheduling(observations: Sequence[Observation]) -> dict[str, Any]:
     for o in observations:
         if o.signature == "k8s.pending.scheduling-failed" and o.fields.get("total") is not None:
             out["total"] = max(out.get("total", 0), int(o.fields["total"]))
+        if o.signature == "k8s.karpenter.incompatible-requirements" and o.fields.get("label"):
+            unmet = out.setdefault("unmet_labels", [])
+            if o.fields["label"] not in unmet:
+                unmet.append(str(o.fields["label"]))
         reason = _SCHEDULING_REASONS.get(o.signature)
+        if reason is None and o.signature not in _NOT_A_FILTER_REASON:
+            reason = "other_reasons" if o.signature.startswith("k8s.pending.") else None
         if reason is None or o.fields.get("nodes") is None:
             continue
         out[reason] = max(out.get(reason, 0), int(o.fields["nodes"]))
         if o.fields.get("taint") is not None:
             taint = str(o.fields["taint"]).strip()
             taints[taint] = max(taints.get(taint, 0), int(o.fields["nodes"]))
+        elif reason == "untolerated_taint":  # newer schedulers: `had untolerated taint(s)`
+            out["unnamed_taint"] = max(out.get("unnamed_taint", 0), int(o.fields["nodes"]))
     if taints:
         out["taints"] = [{"taint": k, "nodes": v} for k, v in taints.items()]
     return out

@@ -18,7 +18,14 @@ VLLM_STARTUP_ERRORS = (
     "vllm.kv-cache-insufficient",
     "vllm.no-cache-memory",
     "vllm.gpu-memory-fraction",
+    "vllm.memory-profiling-error",
+    "vllm.batched-tokens-below-model-len",
+    "vllm.max-model-len-above-model",
 )
+# engine limits a start-up line names (a refusal's values, or the values settled on)
+_LIMIT_ARGS = ("max_num_batched_tokens", "max_model_len")
+# the periodic stats line, whole or cut before its throughputs
+STATS_SIGNATURES = ("vllm.stats", "vllm.stats-queue")
 # how the engine was started, from pasted fragments (facts/engine_args.py)
 ENGINE_FRAGMENTS = ("vllm.command-line", "vllm.llm-kwargs", "vllm.package-version")
 _VLLM_REGRESSION_WORDS = re.compile(
@@ -90,6 +97,9 @@ def endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "stalled_tail": 0,
         "stall_waiting_first": None,
         "stall_waiting_last": None,
+        # the engine waited on its workers: its shared-memory queue for a minute or more
+        # (shm_broadcast.py), or a call to them timed out (multiproc_executor.py)
+        "worker_waits": 0,
     }
 
 
@@ -212,18 +222,15 @@ def _metrics_stall(data: dict[str, Any], first: Any, last: Any) -> None:
 def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> None:
     fields = observation.fields
     signature = observation.signature
-    if signature == "vllm.stats":
+    if signature in STATS_SIGNATURES:
         kv_pct = fields.get("gpu_kv_cache_usage_pct")
         kv = kv_pct / 100.0 if kv_pct is not None else None
         running, waiting = fields.get("running"), fields.get("waiting")
         if data["metrics_generation"] is None:  # scraped /metrics are the better reading
-            data.update(
-                running=running,
-                waiting=waiting,
-                kv_usage=kv,
-                prompt_tps=fields.get("prompt_throughput"),
-                gen_tps=fields.get("generation_throughput"),
-            )
+            data.update(running=running, waiting=waiting, kv_usage=kv)
+            if signature == "vllm.stats":
+                data["prompt_tps"] = fields.get("prompt_throughput")
+                data["gen_tps"] = fields.get("generation_throughput")
         if fields.get("prefix_cache_hit_rate_pct") is not None:
             data["prefix_hit_rate"] = fields["prefix_cache_hit_rate_pct"] / 100.0
         for key, value in (("running", running), ("waiting", waiting), ("kv_usage", kv)):
@@ -232,6 +239,8 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         if data["samples"] == 0:
             data["waiting_first"], data["kv_usage_first"] = waiting, kv
         data["samples"] += 1
+        if signature == "vllm.stats-queue":
+            return  # no throughputs: the sample neither starts nor ends a stall
         _track_stall(
             data,
             _stalled(
@@ -257,14 +266,32 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
             data["max_model_len"] = fields["tokens_per_request"]
         if fields.get("kv_cache_tokens") is not None:
             data["kv_cache_tokens"] = fields["kv_cache_tokens"]
+        if fields.get("gpu_memory_utilization") is not None:
+            data["gpu_memory_utilization"] = (
+                data["gpu_memory_utilization"] or fields["gpu_memory_utilization"]
+            )
     elif signature in VLLM_STARTUP_ERRORS:
         data["startup_errors"].append({"signature": signature, **fields})
+        for key in _LIMIT_ARGS:
+            if fields.get(key) is not None and data[key] is None:
+                data[key] = fields[key]
+    elif signature == "vllm.prefix-cache-hit-rate":
+        if fields.get("gpu_hit_rate_pct") is not None:
+            data["prefix_hit_rate"] = fields["gpu_hit_rate_pct"] / 100.0
+    elif signature == "vllm.engine-limits":
+        for key in _LIMIT_ARGS:  # the values the engine settled on; logged args win
+            if fields.get(key) is not None and data[key] is None:
+                data[key] = fields[key]
+    elif signature in ("vllm.shm-broadcast-wait", "vllm.worker-rpc-timeout"):
+        data["worker_waits"] += 1
     elif signature == "cuda.oom" and data["samples"] == 0:
         # before any stats line or scrape: the engine ran out of GPU memory while starting
         data["startup_errors"].append({"signature": signature, **fields})
     elif signature == "vllm.prompt-too-long":
         data["prompt_rejections"] += 1
         requested = fields.get("requested")
+        if requested is None and fields.get("completion_tokens") is not None:
+            requested = (fields.get("prompt_tokens") or 0) + fields["completion_tokens"]
         if requested is not None and requested >= (data["prompt_requested_max"] or 0):
             data["prompt_requested_max"] = requested
             data["prompt_limit"] = fields.get("limit") or data["prompt_limit"]

@@ -100,7 +100,27 @@ def blocking_taints(scheduling: Any) -> list[str]:
         if taint.startswith(_SYSTEM_TAINT_PREFIXES):
             continue
         out.append(f"{{{taint}}} on {entry.get('nodes')} node(s)")
+    if not out and _only_taints_block(scheduling):
+        out.append(f"(not named) on {scheduling['unnamed_taint']} node(s)")
     return out
+
+
+# FailedScheduling reasons other than a taint, as facts/pods.py counts them
+_OTHER_REASONS = ("insufficient_gpu", "selector_mismatch", "unschedulable", "other_reasons")
+
+
+def _only_taints_block(scheduling: dict[str, Any]) -> bool:
+    """Newer kube-schedulers aggregate the taint reason as `N node(s) had untolerated
+    taint(s)`, without the key. It still names the blocker when it is the only reason
+    given and covers every node counted: the taint is then what stops the pod, whichever
+    taint it is (the next steps read it from the nodes)."""
+    unnamed = int(scheduling.get("unnamed_taint") or 0)
+    if not unnamed or scheduling.get("taints"):
+        return False
+    if any(scheduling.get(reason) for reason in _OTHER_REASONS):
+        return False
+    total = scheduling.get("total")
+    return total is None or unnamed >= int(total)
 
 
 def _label_matches(selector: str, labels: dict[str, Any]) -> bool | None:

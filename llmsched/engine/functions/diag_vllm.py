@@ -133,10 +133,16 @@ def _startup_error_text(error: Mapping[str, Any]) -> str:
             f"{_gib(error.get('available_gib'))} is available"
         )
     if signature == "vllm.gpu-memory-fraction":
+        free = (
+            f"only {_gib(error.get('free_gib'))} of {_gib(error.get('total_gib'))} was free "
+            "at start-up,"
+            if error.get("free_gib") is not None
+            else "free GPU memory at start-up was"
+        )
         return (
-            f"only {_gib(error.get('free_gib'))} of {_gib(error.get('total_gib'))} was free at "
-            f"start-up, below gpu_memory_utilization {error.get('gpu_memory_utilization')} "
-            f"({_gib(error.get('desired_gib'))}): another process holds GPU memory"
+            f"{free} below gpu_memory_utilization "
+            f"{error.get('gpu_memory_utilization')} ({_gib(error.get('desired_gib'))}): another "
+            "process holds GPU memory"
         )
     if signature == "cuda.oom":
         detail = f"tried to allocate {error.get('tried')}" if error.get("tried") else ""
@@ -148,6 +154,29 @@ def _startup_error_text(error: Mapping[str, Any]) -> str:
         )
     if signature == "vllm.no-cache-memory":
         return "no GPU memory was left for the KV cache blocks after loading the weights"
+    if signature == "vllm.memory-profiling-error":
+        changed = ""
+        if error.get("initial_free_gib") is not None and error.get("current_free_gib") is not None:
+            changed = (
+                f" (free memory went from {_gib(error.get('initial_free_gib'))} to "
+                f"{_gib(error.get('current_free_gib'))})"
+            )
+        return (
+            f"memory profiling saw GPU memory change under it{changed}: another process "
+            "on the same GPU took or released memory while the KV cache was being sized"
+        )
+    if signature == "vllm.batched-tokens-below-model-len":
+        return (
+            f"max_num_batched_tokens {error.get('max_num_batched_tokens')} is smaller than "
+            f"max_model_len {error.get('max_model_len')} (without chunked prefill one step "
+            "must hold a whole prompt)"
+        )
+    if signature == "vllm.max-model-len-above-model":
+        derived = error.get("derived_max_model_len")
+        return (
+            f"max_model_len {error.get('max_model_len')} is above what the model's config.json "
+            f"allows{f' ({derived})' if derived is not None else ''}"
+        )
     return str(signature)
 
 

@@ -120,3 +120,13 @@ def test_repeated_facts_are_listed_once_but_counted_in_full() -> None:
     assert facts.cluster.data["k8s_nccl_shm_failure_count"] == count
     first = facts.cluster.data["k8s_nccl_shm_failures"][0]["text"]
     assert first.endswith("nccl-000000 (size 5967872)")
+
+
+def test_the_one_unnamed_pod_of_a_paste_owns_the_engine_lines() -> None:
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB.\n"
+    shared = "Labels: nvidia.com/gpu.sharing-strategy=time-slicing\n"
+    facts = build_facts(None, sniff_text(shared + oom, "paste.txt"))
+    (pod,) = facts.pods.values()
+    assert {"k8s.gpu-shared", "cuda.oom"} <= set(pod.signatures)
+    # the engine's log alone invents no pod to carry it
+    assert not build_facts(None, sniff_text(oom, "paste.txt")).pods

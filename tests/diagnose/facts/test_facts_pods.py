@@ -72,6 +72,26 @@ def test_scheduling_keeps_the_largest_count_per_reason() -> None:
                        "taints": [{"taint": "gpu=true", "nodes": 2}]}
 
 
+def test_scheduling_counts_the_aggregated_taint_and_the_other_filters() -> None:
+    verdict = scheduling([
+        _seen("k8s.pending.scheduling-failed", total=4),
+        _seen("k8s.pending.untolerated-taint", nodes=1),  # `had untolerated taint(s)`
+        _seen("k8s.pending.insufficient-resource", nodes=3, resource="cpu"),
+        _seen("k8s.pending.preemption-not-helpful", nodes=4),
+    ])
+    assert verdict == {"total": 4, "untolerated_taint": 1, "unnamed_taint": 1,
+                       "other_reasons": 3}
+
+
+def test_scheduling_lists_the_labels_no_karpenter_nodepool_provides() -> None:
+    verdict = scheduling([
+        _seen("k8s.karpenter.incompatible-requirements", label="workload"),
+        _seen("k8s.karpenter.incompatible-requirements", label="workload"),
+        _seen("k8s.karpenter.incompatible-requirements", label="capacity_type"),
+    ])
+    assert verdict == {"unmet_labels": ["workload", "capacity_type"]}
+
+
 def test_a_get_pods_row_fills_what_nothing_better_said() -> None:
     pod = new_pod("default", "vllm-0")
     merge_pod_row(pod, {"status": "OOMKilled", "ready": "0/1", "restarts": 3})

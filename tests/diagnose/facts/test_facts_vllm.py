@@ -57,3 +57,58 @@ def test_a_stall_counts_consecutive_waiting_samples_with_nothing_running() -> No
     attach_endpoint_observation(facts, "log:x", _line(
         "vllm.stats", running=3, waiting=5, prompt_throughput=10.0, generation_throughput=50.0))
     assert data["stalled_tail"] == 0  # it recovered: the last sample is not stalled
+
+
+def test_a_stats_line_cut_before_its_throughputs_is_a_sample_but_no_stall() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line("vllm.stats", running=0, waiting=5))
+    for _ in range(3):
+        attach_endpoint_observation(facts, "log:x", _line("vllm.stats-queue", running=0, waiting=9))
+    data = facts.endpoints["log:x"].data
+    assert (data["samples"], data["waiting_max"], data["running"]) == (4, 9, 0)
+    assert data["stalled_tail"] == 1  # only the whole line counted
+
+
+def test_startup_refusals_are_startup_errors_and_carry_the_refused_arguments() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.batched-tokens-below-model-len", max_num_batched_tokens=4096, max_model_len=4608))
+    attach_endpoint_observation(facts, "log:x", _line("vllm.memory-profiling-error"))
+    data = facts.endpoints["log:x"].data
+    assert [e["signature"] for e in data["startup_errors"]] == [
+        "vllm.batched-tokens-below-model-len", "vllm.memory-profiling-error"]
+    assert (data["max_num_batched_tokens"], data["max_model_len"]) == (4096, 4608)
+
+
+def test_memory_profile_prefix_hit_rate_and_worker_waits_become_facts() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.kv-capacity", total_gpu_memory_gib=23.67, gpu_memory_utilization=0.9))
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.prefix-cache-hit-rate", gpu_hit_rate_pct=62.26, cpu_hit_rate_pct=0.0))
+    attach_endpoint_observation(facts, "log:x", _line("vllm.shm-broadcast-wait", seconds=60))
+    attach_endpoint_observation(facts, "log:x", _line("vllm.shm-broadcast-wait", seconds=60))
+    data = facts.endpoints["log:x"].data
+    assert data["gpu_memory_utilization"] == 0.9
+    assert abs(data["prefix_hit_rate"] - 0.6226) < 1e-9
+    assert data["worker_waits"] == 2 and data["samples"] == 0
+
+
+def test_the_limits_the_engine_settled_on_fill_what_its_arguments_left_unsaid() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line("vllm.engine-limits", max_model_len=4096))
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.engine-limits", max_num_batched_tokens=2048))
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.engine-args", args={"max_model_len": 8192}))
+    data = facts.endpoints["log:x"].data
+    assert (data["max_num_batched_tokens"], data["max_model_len"]) == (2048, 8192)
+
+
+def test_a_rejection_naming_prompt_and_completion_asks_for_their_sum() -> None:
+    facts = Facts()
+    attach_endpoint_observation(facts, "log:x", _line(
+        "vllm.prompt-too-long", limit=4096, prompt_tokens=2778, completion_tokens=8000))
+    data = facts.endpoints["log:x"].data
+    assert (data["prompt_rejections"], data["prompt_requested_max"], data["prompt_limit"]) == (
+        1, 10778, 4096)
