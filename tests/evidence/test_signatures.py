@@ -156,6 +156,85 @@ def test_runtime_requirement_error_names_the_cuda_version() -> None:
     assert not [m for m in match_message(invalid) if "cuda-requirement" in m.signature.id]
 
 
+_AUTOSCALER_LAYOUTS = [
+    # cluster-autoscaler <=1.18, 1.19-1.30 and 1.31+ log the same simulation reason three ways
+    "Pod a can't be scheduled on ng, predicate failed: GeneralPredicates predicate mismatch, "
+    "reason: Insufficient nvidia.com/gpu",
+    "Pod ns/a can't be scheduled on ng, predicate checking error: Insufficient nvidia.com/gpu; "
+    "predicateName=NodeResourcesFit; reasons: Insufficient nvidia.com/gpu; debugInfo=",
+    "Pod ns/a can't be scheduled on ng, predicate checking error: can't schedule pod ns/a: "
+    'predicate "NodeResourcesFit" didn\'t pass (predicateReasons=[Insufficient nvidia.com/gpu])',
+]
+
+
+@pytest.mark.parametrize("line", _AUTOSCALER_LAYOUTS)
+def test_autoscaler_simulation_reason_is_read_once_without_a_node_count(line: str) -> None:
+    gpu = [
+        m.fields for m in match_message(line) if m.signature.id == "k8s.pending.insufficient-gpu"
+    ]
+    assert gpu == [{"resource": "nvidia.com/gpu"}]
+
+
+def test_autoscaler_reason_list_yields_each_shortage() -> None:
+    line = (
+        'predicate checking error: can\'t schedule pod ns/a: predicate "NodeResourcesFit" '
+        "didn't pass (predicateReasons=[Insufficient cpu, Insufficient nvidia.com/gpu])"
+    )
+    found = {(m.signature.id, m.fields.get("resource")) for m in match_message(line)}
+    assert ("k8s.pending.insufficient-gpu", "nvidia.com/gpu") in found
+    assert ("k8s.pending.insufficient-resource", "cpu") in found
+
+
+@pytest.mark.parametrize(
+    ("line", "signature"),
+    [
+        # another reason in the autoscaler's layout is not a selector mismatch
+        (
+            "predicate checking error: node(s) didn't match pod topology spread constraints; "
+            "predicateName=PodTopologySpread; reasons: node(s) didn't match pod topology spread "
+            "constraints; debugInfo=",
+            "k8s.pending.node-selector-mismatch",
+        ),
+        # Ray Serve's slow-constructor warning is not a scheduling wait
+        (
+            "Deployment 'LLMServer:qwen' in application 'llms' has 1 replicas that have taken "
+            "more than 30s to initialize. This may be caused by a slow __init__ or reconfigure method.",
+            "ray.serve.replica-pending",
+        ),
+        # a CPU admission refusal is not the device plugin's GPU count
+        (
+            "Warning  OutOfcpu  1m  kubelet  Node didn't have enough resource: cpu, requested: 480, "
+            "used: 3670, capacity: 4000",
+            "k8s.admission.out-of-gpu",
+        ),
+        ("torch.OutOfMemoryError: CUDA out of memory.", "k8s.admission.out-of-gpu"),
+    ],
+)
+def test_neighbouring_wording_does_not_match(line: str, signature: str) -> None:
+    assert signature not in {m.signature.id for m in match_message(line)}
+
+
+def test_kubelet_gpu_admission_refusal_keeps_the_counts() -> None:
+    line = "Node didn't have enough resource: nvidia.com/gpu, requested: 1, used: 0, capacity: 0"
+    found = {m.signature.id: m.fields for m in match_message(line)}
+    assert found["k8s.admission.out-of-gpu"] == {
+        "resource": "nvidia.com/gpu",
+        "requested": 1,
+        "used": 0,
+        "capacity": 0,
+    }
+
+
+def test_older_serve_layouts_keep_the_deployment_name() -> None:
+    old = (
+        'Deployment "fruit_app_DAGDriver" has 1 replicas that have taken more than 30s to be '
+        "scheduled. This may be caused by waiting for the cluster to auto-scale"
+    )
+    found = {m.signature.id: m.fields for m in match_message(old)}
+    assert found["ray.serve.replica-pending"]["deployment"] == "fruit_app_DAGDriver"
+    trimmed = "has 2 replicas that have taken more than 60s to be scheduled. This may be due to"
+    found = {m.signature.id: m.fields for m in match_message(trimmed)}
+    assert found["ray.serve.replica-pending"] == {"replicas": 2, "seconds": 60}
 def test_karpenter_requirements_name_the_label_each_nodepool_lacks() -> None:
     line = (
         'incompatible with nodepool \\"x86\\", incompatible requirements, label \\"workload\\" does '
