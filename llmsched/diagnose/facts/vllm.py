@@ -8,7 +8,12 @@ from typing import Any
 
 from llmsched.diagnose.facts.engine_args import merge_engine_fragment
 from llmsched.diagnose.facts.subjects import Facts, Subject
-from llmsched.engine.functions.diag_vllm import version_key
+from llmsched.diagnose.facts.vllm_startup import (
+    goes_up,
+    merge_memory_profile,
+    merge_version_outcome,
+    saw_engine,
+)
 from llmsched.evidence.observations import MetricsEvidence, Observation
 from llmsched.snapshot import EngineMetrics
 from llmsched.snapshot.vllm_exposition import normalise
@@ -312,7 +317,7 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         elif data["prompt_limit"] is None:
             data["prompt_limit"] = fields.get("limit")
     elif signature == "vllm.upgrade":
-        if not _goes_up(fields.get("from_version"), fields.get("to_version")):
+        if not goes_up(fields.get("from_version"), fields.get("to_version")):
             return  # "lowered gpu utilization from 0.95 to 0.9": a setting, not a release
         data["upgrade_from"] = fields.get("from_version") or data["upgrade_from"]
         data["upgrade_to"] = fields.get("to_version") or data["upgrade_to"]
@@ -322,19 +327,19 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
     elif signature == "vllm.version":
         data["version"] = fields.get("version") or data["version"]
         data["engine"] = fields.get("engine") or data["engine"]
-        _saw_engine(data, fields.get("engine"))
+        saw_engine(data, fields.get("engine"))
     elif signature == "vllm.engine-generation":
-        _saw_engine(data, {"0": "V0", "1": "V1"}.get(str(fields.get("flag"))))
+        saw_engine(data, {"0": "V0", "1": "V1"}.get(str(fields.get("flag"))))
     elif signature == "vllm.traceback.v1-frame":
-        _saw_engine(data, "V1")
+        saw_engine(data, "V1")
     elif signature == "vllm.engine-startup-failed":
         data["startup_failed"] = True
     elif signature == "vllm.memory-profile":
-        _merge_memory_profile(data, fields)
+        merge_memory_profile(data, fields)
     elif signature == "vllm.version-outcome":
-        _merge_version_outcome(data, fields)
+        merge_version_outcome(data, fields)
     elif signature == "vllm.version-no-error":
-        _merge_version_outcome(data, {**fields, "outcome": "works"})
+        merge_version_outcome(data, {**fields, "outcome": "works"})
     elif signature in ENGINE_FRAGMENTS:
         merge_engine_fragment(data, observation)
     elif signature == "vllm.engine-args":
@@ -353,52 +358,6 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
                 if args.get(key) is not None:
                     data[key] = args[key]
             data["model"] = args.get("model") or data["model"]
-
-
-def _saw_engine(data: dict[str, Any], engine: Any) -> None:
-    if engine in ("V0", "V1") and engine not in data["engines_seen"]:
-        data["engines_seen"].append(engine)
-
-
-def _merge_memory_profile(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
-    """The V0 worker's start-up budget; nothing (or less) left for the KV cache is the
-    start-up failure vLLM raises next ("No available memory for the cache blocks")."""
-    if fields.get("gpu_memory_utilization") is not None and data["gpu_memory_utilization"] is None:
-        data["gpu_memory_utilization"] = fields["gpu_memory_utilization"]
-    kv = fields.get("kv_cache_memory_gib")
-    if isinstance(kv, (int, float)) and kv <= 0:
-        data["startup_errors"].append({"signature": "vllm.no-cache-memory", "kv_cache_gib": kv})
-
-
-_WORKED = re.compile(r"pass|work|succe|fine", re.IGNORECASE)
-
-
-def _merge_version_outcome(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
-    """A release that worked and a newer one that failed: the upgrade broke it."""
-    version, outcome = fields.get("version"), str(fields.get("outcome") or "")
-    if not version:
-        return
-    worked = bool(_WORKED.match(outcome)) and not fields.get("negated")
-    outcomes = data["version_outcomes"]
-    outcomes.append((str(version), worked))
-    if data["upgrade_to"] and (data["upgrade_from"], data["upgrade_to"]) != data["outcome_upgrade"]:
-        return  # an upgrade sentence named it
-    good = [v for v, ok in outcomes if ok]
-    for failed in sorted((v for v, ok in outcomes if not ok), key=version_key):
-        older = [v for v in good if version_key(v) < version_key(failed)]
-        if older:
-            pair = (max(older, key=version_key), failed)
-            data["upgrade_from"], data["upgrade_to"] = pair
-            data["outcome_upgrade"] = pair
-            return
-
-
-def _goes_up(before: Any, after: Any) -> bool:
-    """An upgrade names a newer release after an older one; numbers that go down (or stay)
-    are a setting being changed, whatever the sentence calls it."""
-    if not before or not after:
-        return True
-    return version_key(str(after)) > version_key(str(before))
 
 
 def attach_endpoint_observation(facts: Facts, key: str, observation: Observation) -> None:
