@@ -22,6 +22,11 @@ MAX_EVENTS_PER_SIGNATURE = 200
 _VLLM_CONFIG_KEYS = ("max_num_seqs", "max_model_len", "max_num_batched_tokens", "version")
 
 
+# Ray warns whenever /dev/shm is smaller than its object store wants; at (about) the
+# container runtime's 64 MiB default it tells that the pod mounts no memory-backed /dev/shm.
+RUNTIME_DEFAULT_SHM_MAX = 128 * 2**20
+
+
 def _vllm_config_by_name(endpoints: Iterable[Subject]) -> dict[str, dict[str, Any]]:
     """Engine args and version logged by a server, under every name its endpoint may carry:
     `pod:<ns>/<pod>` (its logs), `<ns>_<pod>` (its scraped /metrics in a bundle)."""
@@ -297,6 +302,13 @@ def cluster_subject(facts: Facts) -> Subject:
         for o in facts.observations
         if o.signature == "nccl.shm-failure"
     ]
+    small_shm = [
+        {"text": o.text, "shm_bytes": o.fields["shm_bytes"]}
+        for o in facts.observations
+        if o.signature == "ray.object-store-shm-small"
+        and isinstance(o.fields.get("shm_bytes"), int)
+        and o.fields["shm_bytes"] <= RUNTIME_DEFAULT_SHM_MAX
+    ]
     data = {
         "k8s_collected": bool(pods or nodes),
         "pods_seen": len(pods),
@@ -360,5 +372,6 @@ def cluster_subject(facts: Facts) -> Subject:
         ],
         "k8s_nccl_shm_failures": distinct(shm_failures),
         "k8s_nccl_shm_failure_count": len(shm_failures),
+        "k8s_small_shm_warnings": distinct(small_shm),
     }
     return Subject("cluster", "cluster", data, list(facts.cluster.observations))
