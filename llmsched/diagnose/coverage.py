@@ -15,6 +15,10 @@ from llmsched.snapshot.status import STATE_FAILED, STATE_OK, STATE_PARTIAL
 
 NOTHING_READ = "could not judge: no evidence was read"
 NOT_ALL_JUDGED = "no fault found in what could be read, but not everything could be judged"
+UNEXPLAINED_ERRORS = (
+    "no diagnose rule matched, but the evidence reports errors that no rule explains: "
+    "not an all-clear"
+)
 
 
 def unread_sources(snapshot: Snapshot | None) -> list[str]:
@@ -45,6 +49,21 @@ def not_judged(items: Iterable[NotEvaluated]) -> list[str]:
     ]
 
 
+def unexplained_errors(sources: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per input that holds error lines (`evidence.error_lines`), with the first."""
+    lines: list[str] = []
+    for source in sources:
+        count = source.get("error_lines") or 0
+        first = source.get("first_error")
+        if not count or not isinstance(first, dict):
+            continue
+        lines.append(
+            f"{source.get('path')}:{first.get('line')}: {first.get('text')}"
+            + (f" (+{count - 1} more error line(s))" if count > 1 else "")
+        )
+    return lines
+
+
 def evidence_read(sources: Sequence[dict[str, Any]]) -> bool:
     """Whether anything at all was read: a recognised source that was not a failure."""
     return any(
@@ -58,11 +77,17 @@ def honest_verdict(
     *,
     gaps: list[str],
     anything_read: bool,
+    errors: Sequence[str] = (),
 ) -> dict[str, Any] | None:
-    """The verdict, saying what could not be judged; None only for a full, clean look."""
+    """The verdict, saying what could not be judged; None only for a full, clean look.
+    `errors`: error lines no rule explains; they matter only when no rule matched."""
     if not anything_read:
         return {"layer": None, "rule": None, "confidence": None, "summary": NOTHING_READ,
                 "not_judged": gaps}  # fmt: skip
+    if verdict is None and errors:
+        return {"layer": None, "rule": None, "confidence": None,
+                "summary": UNEXPLAINED_ERRORS, "not_judged": gaps,
+                "unexplained_errors": list(errors)}  # fmt: skip
     if not gaps:
         return verdict
     if verdict is None:

@@ -13,7 +13,13 @@ from typing import Any, TextIO
 from llmsched import __version__
 from llmsched.config import Config
 from llmsched.diagnose.configuration import configuration_verdict
-from llmsched.diagnose.coverage import evidence_read, honest_verdict, not_judged, unread_sources
+from llmsched.diagnose.coverage import (
+    evidence_read,
+    honest_verdict,
+    not_judged,
+    unexplained_errors,
+    unread_sources,
+)
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
 from llmsched.diagnose.words import weigh_words
@@ -176,6 +182,7 @@ def run_diagnose(
             gaps=[*unread_sources(snapshot), *not_judged(evaluator.not_evaluated)],
             # a verdict from the description's words says so itself (its basis)
             anything_read=evidence_read(sources) or decided is not None,
+            errors=unexplained_errors(sources),
         ),
         kind=ReportKind.diagnose,
         triage=weighed.triage,

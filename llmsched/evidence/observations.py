@@ -167,7 +167,7 @@ class Fragment:
 @dataclass
 class SniffResult:
     # per input: {"path", "recognised_as": [formats], "lines", "observations",
-    # "unrecognised_lines", "first_unrecognised_line"}
+    # "unrecognised_lines", "first_unrecognised_line", "error_lines", "first_error"}
     sources: list[dict[str, Any]] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
     metrics: list[MetricsEvidence] = field(default_factory=list)

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from llmsched.errors import InputFileError
 from llmsched.evidence.block import Block
+from llmsched.evidence.error_lines import is_error_line
 from llmsched.evidence.k8s_events import find_get_events_tables
 from llmsched.evidence.kubectl_describe import find_describe_blocks
 from llmsched.evidence.matches import Matched, Pending
@@ -316,7 +317,13 @@ def _account(
 
     unrecognised = 0
     first_unrecognised: int | None = None
+    errors = 0
+    first_error: int | None = None
     for index, line in enumerate(lines):
+        if line.kind != "joined" and is_error_line(line.match_text, line.prefix):
+            errors += 1
+            if first_error is None:
+                first_error = index
         block = owner[index]
         if block is not None:
             note(block.format)
@@ -338,6 +345,8 @@ def _account(
             first_unrecognised = line.number
     for item in observations:
         note(item.source)
+    if errors and not formats:  # a bare traceback is evidence too, if of no known format
+        note("error-report")
     return {
         "path": path,
         "recognised_as": formats,
@@ -345,4 +354,8 @@ def _account(
         "observations": len(observations),
         "unrecognised_lines": unrecognised,
         "first_unrecognised_line": first_unrecognised,
+        "error_lines": errors,
+        "first_error": None
+        if first_error is None
+        else {"line": lines[first_error].number, "text": lines[first_error].quote[:200]},
     }

@@ -68,6 +68,11 @@ def _count(value: Any) -> int | None:
     return None
 
 
+# verdict keys printed as a list under a label, after the headline and summary
+_LISTS = {"not_judged": "could not judge", "unexplained_errors": "errors no rule explains"}
+_LISTED = frozenset({"layer", "rule", "confidence", "summary", *_LISTS})
+
+
 def verdict_panel(verdict: dict[str, Any] | None) -> RenderableType:
     from rich.panel import Panel
     from rich.text import Text
@@ -86,14 +91,15 @@ def verdict_panel(verdict: dict[str, Any] | None) -> RenderableType:
         body.append("\n" + str(verdict["summary"]))
     for key, value in verdict.items():
         if (
-            key not in ("layer", "rule", "confidence", "summary", "not_judged")
+            key not in _LISTED
             and value is not None
         ):
             body.append(f"\n{key}: {value}", style="dim")
-    if verdict.get("not_judged"):
-        body.append("\ncould not judge:", style="bold yellow")
-        for item in verdict["not_judged"]:
-            body.append(f"\n  - {item}")
+    for key, label in _LISTS.items():
+        if verdict.get(key):
+            body.append(f"\n{label}:", style="bold yellow")
+            for item in verdict[key]:
+                body.append(f"\n  - {item}")
     border = "magenta" if verdict.get("layer") else "yellow"
     return Panel(body, title="Verdict", title_align="left", border_style=border)
 

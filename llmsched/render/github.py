@@ -54,6 +54,8 @@ def _verdict_annotation(verdict: dict[str, object]) -> str:
         message += f"\n{verdict['summary']}"
     for item in verdict.get("not_judged") or []:  # type: ignore[attr-defined]
         message += f"\ncould not judge: {item}"
+    for item in verdict.get("unexplained_errors") or []:  # type: ignore[attr-defined]
+        message += f"\nerror no rule explains: {item}"
     return _command("notice", None, "llmsched verdict", message)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -117,3 +118,20 @@ def test_not_evaluated_reasons_reach_the_verdict(workdir: Path) -> None:
 def test_a_full_clean_look_still_says_no_layer_is_at_fault(workdir: Path) -> None:
     result = llmsched(str(CASES / "good-running.txt"), cwd=workdir)
     assert result.returncode == 0 and ALL_CLEAR in result.stdout
+
+
+def test_errors_no_rule_explains_are_not_an_all_clear(workdir: Path) -> None:
+    (workdir / "tb.txt").write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/site-packages/vllm/_custom_ops.py", line 13, in <module>\n'
+        "    import vllm._C\n"
+        "ModuleNotFoundError: No module named 'vllm._C'\n"
+    )
+    for fmt in ("text", "json", "github"):
+        result = llmsched("tb.txt", "-o", fmt, cwd=workdir)
+        assert result.returncode == 0, result.stderr
+        flat = re.sub(r"[\s│]+", " ", result.stdout)  # the verdict panel wraps its lines
+        assert ALL_CLEAR not in flat and "not an all-clear" in flat
+        assert "tb.txt:4: ModuleNotFoundError: No module named 'vllm._C'" in result.stdout
+    verdict = json.loads(llmsched("tb.txt", "-o", "json", cwd=workdir).stdout)["verdict"]
+    assert verdict["layer"] is None and len(verdict["unexplained_errors"]) == 1

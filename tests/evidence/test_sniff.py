@@ -106,6 +106,8 @@ def test_nothing_recognised_is_reported() -> None:
             "observations": 0,
             "unrecognised_lines": 2,
             "first_unrecognised_line": 1,
+            "error_lines": 0,
+            "first_error": None,
         }
     ]
 
@@ -118,3 +120,15 @@ def test_result_is_json_able() -> None:
     text = json.dumps(result.to_dict())
     assert "k8s.pending.insufficient-gpu" in text
     assert result.errors == []
+
+
+def test_a_bare_traceback_is_an_error_report() -> None:
+    result = sniff_text(
+        "Traceback (most recent call last):\n"
+        '  File "serve.py", line 3, in <module>\n'
+        "ModuleNotFoundError: No module named 'vllm._C'\n"
+    )
+    (source,) = result.sources
+    assert source["recognised_as"] == ["error-report"]
+    assert source["error_lines"] == 1
+    assert source["first_error"] == {"line": 3, "text": "ModuleNotFoundError: No module named 'vllm._C'"}

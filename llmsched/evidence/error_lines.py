@@ -1,0 +1,33 @@
+"""Lines that report an error, whatever component wrote them.
+
+A verdict of "no layer is at fault" is a claim of health; evidence that holds an error no
+diagnose rule explains does not support it. These are the shapes that mark a line as an
+error report independently of its message: the last line of a Python traceback (an
+exception class and its message), a log header at error level (Python `logging` and vLLM's
+`ERROR`/`CRITICAL`, Ray's C++ `E`/`F`, klog's `E1201`/`F1201`), and the process-death lines
+shells and the C runtime print (`Segmentation fault`, `core dumped`, `Killed`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "E", "F"})
+# `RuntimeError: ...`, `torch.OutOfMemoryError: ...`, `ray.exceptions.RayTaskError(...)`,
+# `ValueError` alone: a traceback's final line (CPython's traceback.format_exception_only)
+_EXCEPTION = re.compile(
+    r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)\b(?:\(.*?\))?(?::|$)"
+)
+# bash's report of a child's signal ("... Segmentation fault (core dumped) python x.py")
+_PROCESS_DEATH = re.compile(r"^Killed$|^(?:Segmentation fault|Bus error)\b|.*\(core dumped\)")
+
+
+def is_error_line(text: str, prefix: Mapping[str, Any]) -> bool:
+    """Whether the line, its prefixes peeled off, reports an error."""
+    level = prefix.get("level")
+    if isinstance(level, str) and level.upper() in _ERROR_LEVELS:
+        return True
+    stripped = text.strip()
+    return bool(_EXCEPTION.match(stripped) or _PROCESS_DEATH.match(stripped))
