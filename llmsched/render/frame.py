@@ -90,10 +90,7 @@ def verdict_panel(verdict: dict[str, Any] | None) -> RenderableType:
     if verdict.get("summary"):
         body.append("\n" + str(verdict["summary"]))
     for key, value in verdict.items():
-        if (
-            key not in _LISTED
-            and value is not None
-        ):
+        if key not in _LISTED and value is not None:
             body.append(f"\n{key}: {value}", style="dim")
     for key, label in _LISTS.items():
         if verdict.get(key):
