@@ -177,8 +177,21 @@ def _read(display: str, fs_path: str | None, stdin: TextIO | None, limit: int) -
     try:
         return decode(data, display)
     except InputFileError:
-        # logs carry the odd stray byte; keep the rest readable
+        return _legacy_decode(data)
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _legacy_decode(data: bytes) -> str:
+    """Text that is not UTF-8: a Chinese Windows console saves GBK (GB18030 is its superset),
+    which decodes strictly only if it is that; otherwise a log with the odd stray byte,
+    kept readable around it."""
+    try:
+        text = data.decode("gb18030")
+    except UnicodeDecodeError:
         return data.decode("utf-8", "replace")
+    return text if _CJK.search(text) else data.decode("utf-8", "replace")
 
 
 def _walk(top: str, errors: list[InputError]) -> list[str]:

@@ -132,3 +132,17 @@ def test_a_bare_traceback_is_an_error_report() -> None:
     assert source["recognised_as"] == ["error-report"]
     assert source["error_lines"] == 1
     assert source["first_error"] == {"line": 3, "text": "ModuleNotFoundError: No module named 'vllm._C'"}
+
+
+def test_gbk_text_is_read_as_chinese(tmp_path: Path) -> None:
+    saved = tmp_path / "gbk.txt"
+    saved.write_bytes("请求卡住不返回，但没有报错日志\n".encode("gbk"))
+    (prose,) = sniff_paths([str(saved)]).prose
+    assert prose[1] == "请求卡住不返回，但没有报错日志"
+
+
+def test_a_stray_byte_keeps_the_rest_of_the_log(tmp_path: Path) -> None:
+    saved = tmp_path / "stray.log"
+    saved.write_bytes(b"caf\xe9 is open\nsecond line\n")
+    (prose, second) = sniff_paths([str(saved)]).prose
+    assert prose[1] == "caf\ufffd is open" and second[1] == "second line"
