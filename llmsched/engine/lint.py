@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from llmsched import __version__
@@ -12,7 +12,9 @@ from llmsched.engine.evaluate import compile_rules, evaluate_lint, select_rules
 from llmsched.engine.loader import load_rules
 from llmsched.engine.scope import build_input
 from llmsched.engine.suppression_names import unknown_suppressions
+from llmsched.manifest.source_object import SourceObject
 from llmsched.manifest.sources import load_manifests
+from llmsched.manifest.views import Workload
 from llmsched.model import Report
 
 KNOWN_KINDS = frozenset(
@@ -100,8 +102,12 @@ def run_lint(
     ]
     if warnings:
         stats["warnings"] = warnings
-    if manifests.notices:
-        stats["notices"] = [str(notice) for notice in manifests.notices]
+    notices = [
+        *(str(notice) for notice in manifests.notices),
+        *unread_parts(manifests.objects, lint_input.workloads),
+    ]
+    if notices:
+        stats["notices"] = notices
     return Report(
         tool_version=__version__,
         findings=findings,
@@ -110,6 +116,26 @@ def run_lint(
         rules=[spec.info for spec in specs],
         stats=stats,
     )
+
+
+def unread_parts(
+    objects: Sequence[SourceObject], workloads: Mapping[int, Workload | None]
+) -> list[str]:
+    """What the walk of each object could not read — a serveConfigV2 that is not YAML, an
+    engine flag whose value vLLM's parser would refuse — said where it is, so that "no
+    findings" is never claimed for what was not looked at."""
+    notes: list[str] = []
+    for obj in objects:
+        workload = workloads.get(id(obj))
+        if workload is None:
+            continue
+        found = [(obj.location(), error) for error in workload.errors]
+        for invocation in workload.invocations():
+            where = obj.location(invocation.location.path, invocation.location.inner_line)
+            found += [(where, error) for error in invocation.errors]
+        for where, error in dict.fromkeys(found):
+            notes.append(f"{where}: {obj.kind}/{obj.name}: {' '.join(error.split())}")
+    return notes
 
 
 def exit_code(report: Report, fail_on: str) -> int:

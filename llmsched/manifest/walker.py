@@ -130,13 +130,18 @@ class WorkloadWalker:
         self, pod_spec: Mapping[str, Any], spec_path: Path, key: str, *, init: bool
     ) -> list[ContainerView]:
         items = pod_spec.get(key)
+        where = dotted((*spec_path, key))
         if not isinstance(items, list):
+            if items is not None:
+                self.errors.append(f"{where} is {_a(items)}, not a list: nothing in it was linted")
             return []
-        return [
-            self.container(item, (*spec_path, key, index), init=init)
-            for index, item in enumerate(items)
-            if isinstance(item, Mapping)
-        ]
+        views: list[ContainerView] = []
+        for index, item in enumerate(items):
+            if isinstance(item, Mapping):
+                views.append(self.container(item, (*spec_path, key, index), init=init))
+            elif item is not None:
+                self.errors.append(f"{where}[{index}] is {_a(item)}, not a container: not linted")
+        return views
 
     def container(
         self, data: Mapping[str, Any], path: Path, *, init: bool, entrypoint_args: bool = False
@@ -159,6 +164,20 @@ class WorkloadWalker:
 
 
 # --- plain-data helpers shared by the walkers ----------------------------------------------
+
+
+def dotted(path: Path) -> str:
+    """`spec.template.spec.containers[0]`, as kubectl names a field."""
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out
+
+
+def _a(value: Any) -> str:
+    return {str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(
+        type(value), "a mapping" if isinstance(value, Mapping) else "a value"
+    )
 
 
 def mapping(value: Any) -> Mapping[str, Any]:

@@ -48,6 +48,9 @@ def summary_line(report: Report) -> str:
         line += f"; {summary['not_evaluated']} not evaluated"
     if summary["errors"]:
         line += f"; {_plural(summary['errors'], 'input error')}"
+    notices = _count(summary.get("notices"))
+    if notices:
+        line += f"; {_plural(notices, 'notice')}"
     return line
 
 
