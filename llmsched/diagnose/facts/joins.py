@@ -279,6 +279,8 @@ def _ray_cluster_keys(facts: Facts) -> dict[str, Any]:
         ),
         "ray_pods_seen": len(_ray_pods(facts)),
         "ray_node_pins": _ray_node_pins(facts),
+        # Ray tasks/actors pasted code declares (python_calls.py), every input's together
+        "ray_code_remotes": [c for r in facts.ray.values() for c in r.data["code_remotes"]],
         "ray_fractional_gpu_actors": sum(
             r.data["fractional_gpu_actors"] for r in facts.ray.values()
         ),

@@ -41,6 +41,10 @@ def ray_base(address: str | None) -> dict[str, Any]:
         "unfulfilled_requests": [],
         "driver_node_claims": [],  # why vLLM's driver node has no free GPU though it has GPUs
         "gcs_ips": [],  # the address a driver connected to (`Connecting to existing Ray cluster`)
+        # what pasted Python code declares (evidence/python_calls.py): configuration, not state
+        "code_remotes": [],
+        "code_placement_groups": [],
+        "code_init": [],
         # set by the cross-layer join (_ray_cluster_keys) once pods and nodes are known
         "name": None,
         "node_pods": [],  # each Ray node with its pod and Kubernetes node (joins.py)
@@ -182,6 +186,9 @@ def merge_ray_observation(data: dict[str, Any], observation: Observation) -> Non
     elif signature == "vllm.ray.current-node-no-gpu" and fields.get("resources"):
         claims = driver_node_gpu_claims(str(fields["resources"]))
         data["driver_node_claims"].extend(c for c in claims if c not in data["driver_node_claims"])
+    elif signature in _CODE_SIGNATURES:
+        line = observation.location.line if observation.location else None
+        data[_CODE_SIGNATURES[signature]].append({**fields, "line": line})
     elif signature == "ray.driver.connected" and fields.get("address"):
         data["gcs_ips"].append(str(fields["address"]))
     elif signature in _UNFULFILLED_SIGNATURES:
@@ -259,6 +266,11 @@ def _numbers(resources: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
+_CODE_SIGNATURES = {
+    "ray.code.remote": "code_remotes",
+    "ray.code.placement-group": "code_placement_groups",
+    "ray.code.init": "code_init",
+}
 _UNFULFILLED_SIGNATURES = (
     "ray.autoscaler.no-node-type",
     "ray.demand.unschedulable-warning",
