@@ -18,8 +18,6 @@ app = typer.Typer(
 )
 
 
-
-
 def _load(kind: str | None, rules_dir: list[str]) -> list[RuleSpec]:
     from llmsched.engine.loader import load_rules
 

@@ -290,9 +290,7 @@ class DiagnoseEvaluator:
 
 def code_only(subject: Subject) -> bool:
     """Whether everything known of a subject was read from pasted code."""
-    return bool(subject.observations) and all(
-        o.source == CODE_SOURCE for o in subject.observations
-    )
+    return bool(subject.observations) and all(o.source == CODE_SOURCE for o in subject.observations)
 
 
 def rank(ranked: list[RankedFinding], specs: dict[str, RuleSpec]) -> list[RankedFinding]:

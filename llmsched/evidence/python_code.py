@@ -75,7 +75,8 @@ def find_code(lines: Sequence[Line], path: str, taken: Sequence[Block]) -> list[
             continue
         # as pasted: the normaliser joins lines it takes for wrapped log records
         run = [_unjoined(line) for line in lines[start:end]]
-        parsed.extend(_parse_run(run, [_code_text(line) for line in run], budget))
+        repl = any(line.clean.lstrip().startswith(">>>") for line in run)
+        parsed.extend(_parse_run(run, [_code_text(line, repl) for line in run], budget))
     if not parsed:
         return []
     return read_trees(parsed, path, CODE_SOURCE)
@@ -85,10 +86,11 @@ def _unjoined(line: Line) -> Line:
     return parse_line(line.number, line.raw) if line.joined or line.kind == "joined" else line
 
 
-def _code_text(line: Line) -> str:
+def _code_text(line: Line, repl: bool) -> str:
+    """The line as code: log prefixes off, and in a REPL session (`>>>`) its prompts."""
     text = line.text if line.prefix else line.clean
     stripped = text.lstrip()
-    for marker in _REPL:
+    for marker in _REPL if repl else ():
         if stripped.startswith(marker) or stripped == marker.strip():
             return stripped[len(marker) :]
     return text.rstrip()

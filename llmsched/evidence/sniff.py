@@ -298,13 +298,9 @@ def _match_messages(blocks: Sequence[Block], path: str) -> Matched:
 def _not_read_in_code(matched: list[Observation], code: Sequence[Observation]) -> list[Observation]:
     """The line matches, less the `LLM(...)` calls the code reader parsed whole (python_code.py):
     one call is one fact, and the parsed one has every argument."""
-    parsed = {
-        (o.signature, o.location.line) for o in code if o.location is not None
-    }
+    parsed = {(o.signature, o.location.line) for o in code if o.location is not None}
     return [
-        o
-        for o in matched
-        if o.location is None or (o.signature, o.location.line) not in parsed
+        o for o in matched if o.location is None or (o.signature, o.location.line) not in parsed
     ]
 
 

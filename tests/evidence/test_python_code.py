@@ -93,3 +93,8 @@ def test_sniff_reads_code_once_and_reports_the_format() -> None:
 def test_a_long_log_costs_bounded_parsing() -> None:
     text = "\n".join(f"ray.get(ref_{i}) (" for i in range(20_000))
     assert _code(text) == []
+
+
+def test_an_ellipsis_body_is_not_a_repl_prompt() -> None:
+    (remote,) = _code("@ray.remote(num_gpus=1)\ndef train():\n    ...\n")
+    assert remote.fields["num_gpus"] == 1
