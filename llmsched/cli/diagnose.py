@@ -151,11 +151,7 @@ def diagnose(
             "kubectl describe pod / get events, ray status -v, the vLLM log or /metrics)",
             err=True,
         )
-    if (
-        not report.active_findings
-        and not named
-        and any(s.get("state") == "failed" for s in sources)
-    ):
+    if not report.active_findings and not named and any(s.get("state") == "failed" for s in sources):
         typer.echo(
             "llmsched: error: no fault found, but a source could not be read (see the verdict)",
             err=True,

@@ -18,6 +18,8 @@ app = typer.Typer(
 )
 
 
+
+
 def _load(kind: str | None, rules_dir: list[str]) -> list[RuleSpec]:
     from llmsched.engine.loader import load_rules
 

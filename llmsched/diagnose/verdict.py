@@ -17,9 +17,7 @@ def verdict(ranked: list[RankedFinding]) -> dict[str, Any] | None:
         return None
     top = ranked[0]
     layer: Layer = top.finding.layer
-    others = {
-        r.finding.layer for r in ranked[1:] if r.confidence >= top.confidence * CONTESTED_WITHIN
-    }
+    others = {r.finding.layer for r in ranked[1:] if r.confidence >= top.confidence * CONTESTED_WITHIN}
     confidence = top.confidence if not (others - {layer}) else top.confidence * CONTESTED_FACTOR
     return {
         "layer": layer.value,

@@ -321,3 +321,4 @@ def _said(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[tuple[str, An
             _SAID.clear()
         _SAID[key] = said
     return said
+

@@ -31,53 +31,30 @@ unknown, and a fact that depends on it is not asserted.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 from llmsched.evidence.block import observation
 from llmsched.evidence.observations import Observation
+from llmsched.evidence.python_values import (
+    UNKNOWN,
+    Bindings,
+    Parsed,
+    Remote,
+    cuda_string,
+    dotted,
+    known,
+    last_name,
+    numbers,
+)
 
-if TYPE_CHECKING:
-    from llmsched.evidence.python_code import Parsed
-
-UNKNOWN = "<unknown>"  # a value the paste does not spell out
 _ENGINE_CALLS = {"LLM", "EngineArgs", "AsyncEngineArgs"}
 _VLLM_ENGINES = {"LLM", "LLMEngine", "AsyncLLMEngine", "AsyncEngineArgs", "EngineArgs"}
 _RAY_OPTIONS = ("num_gpus", "num_cpus", "memory", "resources", "accelerator_type")
 
 
-@dataclass
-class Remote:
-    """A Ray task, actor or Serve deployment the code declares."""
-
-    name: str | None
-    kind: str  # task | actor | deployment
-    line: int  # the line that sets its options last (decorator, or `.options(...)`)
-    text: str
-    options: dict[str, Any] = field(default_factory=dict)
-    unknown: bool = False  # options spread from something the paste does not spell out
-    gpu_use: list[dict[str, Any]] = field(default_factory=list)  # {what, line}
-
-    def fields(self) -> dict[str, Any]:
-        gpus = self.options.get("num_gpus")
-        known = not self.unknown and gpus != UNKNOWN
-        strategy = self.options.get("scheduling_strategy")
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "num_gpus": gpus if isinstance(gpus, int | float) else None,
-            "num_cpus": _number(self.options.get("num_cpus")),
-            "resources": _resources(self.options),
-            "placement_group": isinstance(strategy, str) and strategy == "placement_group",
-            # False: the worker holds no GPU (num_gpus unset or 0); None: cannot tell
-            "reserves_gpu": (isinstance(gpus, int | float) and gpus > 0) if known else None,
-            "gpu_use": self.gpu_use[:10],
-        }
-
-
 def read_trees(parsed: Sequence[Parsed], path: str, source: str) -> list[Observation]:
-    env = _Bindings()
+    env = Bindings()
     for piece in parsed:
         env.collect(piece.tree)
     remotes: dict[str, Remote] = {}
@@ -103,46 +80,9 @@ def _engine_and_cluster(reader: _Reader, path: str, source: str) -> list[Observa
     ]
 
 
-class _Bindings:
-    """Names the paste binds to literals, and helpers that return a dict literal."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, ast.expr] = {}
-        self.returns: dict[str, ast.expr] = {}
-
-    def collect(self, tree: ast.AST) -> None:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target = node.targets[0]
-                if isinstance(target, ast.Name):
-                    self.values.setdefault(target.id, node.value)
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                returned = [
-                    n.value for n in ast.walk(node) if isinstance(n, ast.Return) and n.value
-                ]
-                if len(returned) == 1 and isinstance(returned[0], ast.Dict):
-                    self.returns.setdefault(node.name, returned[0])
-
-
-def _dotted(node: ast.AST) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    elif isinstance(node, ast.Call):
-        parts.append(_dotted(node.func) + "()")
-    return ".".join(reversed(parts))
-
-
-def _last(node: ast.AST) -> str:
-    return _dotted(node).rsplit(".", 1)[-1]
-
-
 class _Reader(ast.NodeVisitor):
     def __init__(
-        self, piece: Parsed, env: _Bindings, remotes: dict[str, Remote], anonymous: list[Remote]
+        self, piece: Parsed, env: Bindings, remotes: dict[str, Remote], anonymous: list[Remote]
     ) -> None:
         self.piece = piece
         self.env = env
@@ -175,7 +115,7 @@ class _Reader(ast.NodeVisitor):
                 out[str(name)] = self.value(item, depth + 1)
             return out
         if isinstance(node, ast.Call):
-            callee = _last(node.func)
+            callee = last_name(node.func)
             if callee == "PlacementGroupSchedulingStrategy":
                 return "placement_group"
             if callee == "NodeAffinitySchedulingStrategy":
@@ -221,7 +161,7 @@ class _Reader(ast.NodeVisitor):
     ) -> None:
         for decorator in node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            name = _dotted(target)
+            name = dotted(target)
             if name in ("ray.remote", "remote"):
                 remote = self._remote(node.name, kind, decorator)
             elif name in ("serve.deployment", "ray.serve.deployment", "deployment"):
@@ -269,20 +209,18 @@ class _Reader(ast.NodeVisitor):
         for inner in ast.walk(node):
             what = None
             if isinstance(inner, ast.Call):
-                name = _dotted(inner.func)
+                name = dotted(inner.func)
                 head = name.split(".")[0]
-                if _last(inner.func) in _VLLM_ENGINES or head == "vllm":
-                    what = f"builds vLLM's {_last(inner.func)}"
+                if last_name(inner.func) in _VLLM_ENGINES or head == "vllm":
+                    what = f"builds vLLM's {last_name(inner.func)}"
                 elif name.endswith("get_gpu_ids"):
                     what = "ray.get_gpu_ids()"
-                elif _last(inner.func) == "cuda" and isinstance(inner.func, ast.Attribute):
+                elif last_name(inner.func) == "cuda" and isinstance(inner.func, ast.Attribute):
                     what = ".cuda()"
-                elif any(
-                    _cuda_string(a) for a in [*inner.args, *(k.value for k in inner.keywords)]
-                ):
+                elif any(cuda_string(a) for a in [*inner.args, *(k.value for k in inner.keywords)]):
                     what = "a cuda device"
-            elif isinstance(inner, ast.Attribute) and _dotted(inner).startswith("torch.cuda."):
-                what = _dotted(inner)
+            elif isinstance(inner, ast.Attribute) and dotted(inner).startswith("torch.cuda."):
+                what = dotted(inner)
             elif isinstance(inner, ast.Constant) and inner.value == "CUDA_VISIBLE_DEVICES":
                 what = "CUDA_VISIBLE_DEVICES"
             if what is not None and all(f["what"] != what for f in found):
@@ -292,11 +230,11 @@ class _Reader(ast.NodeVisitor):
     # ------------------------------------------------------------ calls
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = _dotted(node.func)
-        last = _last(node.func)
+        name = dotted(node.func)
+        last = last_name(node.func)
         if last == "options" and isinstance(node.func, ast.Attribute):
             self._options(node)
-        elif isinstance(node.func, ast.Call) and _dotted(node.func.func) == "ray.remote":
+        elif isinstance(node.func, ast.Call) and dotted(node.func.func) == "ray.remote":
             self._functional_remote(node)
         elif last == "placement_group" and name in ("placement_group", "ray.util.placement_group"):
             self._placement_group(node)
@@ -310,7 +248,7 @@ class _Reader(ast.NodeVisitor):
                     "ray",
                     self.piece.quote_of(node, whole=True),
                     self.piece.line_of(node),
-                    _known(fields),
+                    known(fields),
                 )
             )
         elif last in _ENGINE_CALLS and (name == last or name.startswith("vllm.")):
@@ -320,7 +258,7 @@ class _Reader(ast.NodeVisitor):
     def _options(self, node: ast.Call) -> None:
         assert isinstance(node.func, ast.Attribute)
         target = node.func.value
-        name = _dotted(target)
+        name = dotted(target)
         remote = self.remotes.get(name)
         if remote is None:
             values, _, _ = self.keywords(node)
@@ -341,7 +279,7 @@ class _Reader(ast.NodeVisitor):
     def _functional_remote(self, node: ast.Call) -> None:
         decorator = node.func
         target = node.args[0] if node.args else None
-        name = _dotted(target) if target is not None else None
+        name = dotted(target) if target is not None else None
         remote = self._remote(name, "actor", decorator)
         del remote
 
@@ -353,7 +291,7 @@ class _Reader(ast.NodeVisitor):
         )
         fields: dict[str, Any] = {"strategy": strategy if isinstance(strategy, str) else None}
         if isinstance(bundles, list) and all(isinstance(b, dict) for b in bundles):
-            fields["bundles"] = [_numbers(b) for b in bundles]
+            fields["bundles"] = [numbers(b) for b in bundles]
         else:
             fields["bundles"] = None
         self.found.append(
@@ -390,32 +328,3 @@ class _Reader(ast.NodeVisitor):
                 fields,
             )
         )
-
-
-def _cuda_string(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and node.value.startswith("cuda")
-    )
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _numbers(resources: Mapping[str, Any]) -> dict[str, float]:
-    return {str(k): float(v) for k, v in resources.items() if _number(v) is not None}
-
-
-def _resources(options: Mapping[str, Any]) -> dict[str, float]:
-    """The custom resources a worker asks for, `accelerator_type` as Ray names it."""
-    out = _numbers(options["resources"]) if isinstance(options.get("resources"), dict) else {}
-    accelerator = options.get("accelerator_type")
-    if isinstance(accelerator, str) and accelerator != UNKNOWN:
-        out.setdefault(f"accelerator_type:{accelerator}", 0.001)
-    return out
-
-
-def _known(values: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v != UNKNOWN}

@@ -19,12 +19,12 @@ from __future__ import annotations
 import ast
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from llmsched.evidence.block import Block
 from llmsched.evidence.normalise import Line, parse_line
 from llmsched.evidence.observations import CODE_SOURCE, Observation
 from llmsched.evidence.python_calls import read_trees
+from llmsched.evidence.python_values import Parsed
 
 __all__ = ["find_code"]
 
@@ -44,26 +44,6 @@ _HINTS = (
 _MAX_RUN = 400  # lines in one run
 _MAX_PARSES = 300  # parse attempts per input: a long log costs no more
 _REPL = (">>> ", "... ")
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """One parsed piece: its tree and the pasted line of each of its lines."""
-
-    tree: ast.Module
-    numbers: tuple[int, ...]  # input line number of the piece's line 1, 2, ...
-    quotes: tuple[str, ...]  # each line as evidence
-
-    def line_of(self, node: ast.AST) -> int:
-        index = getattr(node, "lineno", 1) - 1
-        return self.numbers[min(max(index, 0), len(self.numbers) - 1)]
-
-    def quote_of(self, node: ast.AST, *, whole: bool = False) -> str:
-        first = getattr(node, "lineno", 1) - 1
-        last = getattr(node, "end_lineno", None) if whole else None
-        last = first if last is None else min(last - 1, first + 20)
-        picked = self.quotes[max(first, 0) : last + 1]
-        return " ".join(q for q in picked if q)[:2000]
 
 
 def find_code(lines: Sequence[Line], path: str, taken: Sequence[Block]) -> list[Observation]:

@@ -124,25 +124,8 @@ _FAMILY_RE = re.compile(
 )
 _MIG_RE = re.compile(r"mig[-_ ]?(\d)g\.(\d+)gb?")
 _NOISE = {
-    "nvidia",
-    "tesla",
-    "geforce",
-    "rtx",
-    "amd",
-    "instinct",
-    "radeon",
-    "oam",
-    "gpu",
-    "tensor",
-    "core",
-    "hbm2",
-    "hbm2e",
-    "hbm3",
-    "hbm3e",
-    "mega",
-    "ada",
-    "generation",
-    "accelerator",
+    "nvidia", "tesla", "geforce", "rtx", "amd", "instinct", "radeon", "oam", "gpu", "tensor",
+    "core", "hbm2", "hbm2e", "hbm3", "hbm3e", "mega", "ada", "generation", "accelerator",
     "shared",  # GFD appends -SHARED under time-slicing: still that card, shared
 }
 _FORMS = {"sxm": "sxm", "sxm2": "sxm", "sxm4": "sxm", "sxm5": "sxm", "pcie": "pcie", "nvl": "nvl"}
@@ -288,7 +271,6 @@ GPU_MODEL_LABEL_KEYS: tuple[str, ...] = (
     ACK_GPU_NAME_LABEL,
 )
 
-
 def gpu_from_instance_type(instance_type: str) -> GPU | None:
     value = instance_type.strip().lower()
     catalogue = _catalogue()
@@ -306,15 +288,9 @@ def gpu_from_instance_type(instance_type: str) -> GPU | None:
 def gpu_from_label(key: str, value: str) -> GPU | None:
     """The GPU one `key: value` label (or nodeSelector term) pins, if it pins a known one."""
     value = value.strip()
-    if key in (
-        PRODUCT_LABEL,
-        AMD_PRODUCT_LABEL,
-        AMD_LEGACY_PRODUCT_LABEL,
-        EKSCTL_ACCELERATOR_LABEL,
-        KARPENTER_GPU_NAME_LABEL,
-        VKE_GPU_NAME_LABEL,
-        ACK_GPU_NAME_LABEL,
-    ):
+    if key in (PRODUCT_LABEL, AMD_PRODUCT_LABEL, AMD_LEGACY_PRODUCT_LABEL,
+               EKSCTL_ACCELERATOR_LABEL, KARPENTER_GPU_NAME_LABEL, VKE_GPU_NAME_LABEL,
+               ACK_GPU_NAME_LABEL):
         return lookup_gpu(value)
     if key in (AMD_DEVICE_ID_LABEL, AMD_LEGACY_DEVICE_ID_LABEL):
         return _catalogue().named(_catalogue().amd_device_ids.get(value.lower()))

@@ -21,11 +21,8 @@ _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4
 
 # Keys some configs leave to the transformers class default.
 _MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
-    "gemma3_text": {
-        "max_position_embeddings": 131072,
-        "vocab_size": 262208,
-        "tie_word_embeddings": True,
-    },
+    "gemma3_text": {"max_position_embeddings": 131072, "vocab_size": 262208,
+                    "tie_word_embeddings": True},
     "gemma2": {"max_position_embeddings": 8192, "tie_word_embeddings": True},
     "llama": {"max_position_embeddings": 2048},
 }
@@ -93,13 +90,8 @@ def model_from_hf_config(config: Mapping[str, Any], *, source: str = "config.jso
         head_dim=head_dim,
         params=0,
         active_params=0,
-        context_len=integer(
-            "max_position_embeddings",
-            "seq_length",
-            "max_sequence_length",
-            "n_positions",
-            required=False,
-        ),
+        context_len=integer("max_position_embeddings", "seq_length", "max_sequence_length",
+                            "n_positions", required=False),
         mla=mla,
         kv_lora_rank=kv_lora_rank,
         qk_rope_head_dim=integer("qk_rope_head_dim", required=False) if mla else None,
@@ -107,20 +99,13 @@ def model_from_hf_config(config: Mapping[str, Any], *, source: str = "config.jso
         # vLLM's dtype="auto" runs fp32 checkpoints in bf16/fp16.
         dtype_bytes=min(2, _DTYPE_BYTES.get(dtype, 2)),
         vocab_size=integer("padded_vocab_size", "vocab_size", required=False),
-        intermediate_size=integer(
-            "intermediate_size", "ffn_hidden_size", "n_inner", required=False
-        ),
+        intermediate_size=integer("intermediate_size", "ffn_hidden_size", "n_inner",
+                                  required=False),
         tie_word_embeddings=bool(merged.get("tie_word_embeddings", False)),
-        num_experts=integer(
-            "num_local_experts",
-            "num_experts",
-            "n_routed_experts",
-            "moe_num_experts",
-            required=False,
-        ),
-        num_experts_per_tok=integer(
-            "num_experts_per_tok", "num_experts_per_token", "moe_topk", required=False
-        ),
+        num_experts=integer("num_local_experts", "num_experts", "n_routed_experts",
+                            "moe_num_experts", required=False),
+        num_experts_per_tok=integer("num_experts_per_tok", "num_experts_per_token", "moe_topk",
+                                    required=False),
         moe_intermediate_size=integer("moe_intermediate_size", required=False),
         num_shared_experts=integer("n_shared_experts", required=False, minimum=0) or 0,
         first_dense_layers=integer("first_k_dense_replace", required=False, minimum=0) or 0,
@@ -217,9 +202,8 @@ def load_hf_config(path: str | Path) -> ModelSpec:
         if counted:
             # Exact total; the MoE active share keeps the estimated ratio.
             active = spec.params and round(counted * spec.active_params / spec.params)
-            spec = replace(
-                spec, params=counted, active_params=active or counted, params_estimated=False
-            )
+            spec = replace(spec, params=counted, active_params=active or counted,
+                           params_estimated=False)
     return spec
 
 

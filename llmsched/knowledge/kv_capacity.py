@@ -28,36 +28,15 @@ class CapacityInputError(LlmschedError, ValueError):
     """An engine setting the arithmetic cannot use (TP of 0, unknown kv-cache dtype...)."""
 
 
-_DTYPE_BYTES = {
-    "bfloat16": 2,
-    "bf16": 2,
-    "float16": 2,
-    "fp16": 2,
-    "half": 2,
-    "float32": 4,
-    "float": 4,
-    "fp32": 4,
-}
+_DTYPE_BYTES = {"bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "half": 2,
+                "float32": 4, "float": 4, "fp32": 4}
 _FP8_KV = {"fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}
 
 # Bits per weight for vLLM `--quantization` methods; None = read from the checkpoint.
 _QUANT_BITS: dict[str, int | None] = {
-    "awq": 4,
-    "awq_marlin": 4,
-    "marlin": 4,
-    "int4": 4,
-    "mxfp4": 4,
-    "modelopt_fp4": 4,
-    "gptq": None,
-    "gptq_marlin": None,
-    "bitsandbytes": None,
-    "compressed-tensors": None,
-    "fp8": 8,
-    "fbgemm_fp8": 8,
-    "ptpc_fp8": 8,
-    "modelopt": 8,
-    "int8": 8,
-    "experts_int8": 8,
+    "awq": 4, "awq_marlin": 4, "marlin": 4, "int4": 4, "mxfp4": 4, "modelopt_fp4": 4,
+    "gptq": None, "gptq_marlin": None, "bitsandbytes": None, "compressed-tensors": None,
+    "fp8": 8, "fbgemm_fp8": 8, "ptpc_fp8": 8, "modelopt": 8, "int8": 8, "experts_int8": 8,
 }
 _DEFAULT_QUANT_BITS = {"gptq": 4, "gptq_marlin": 4, "bitsandbytes": 4}
 # Group-wise int4 (group 128) stores an fp16 scale and a packed 4-bit zero per group.
@@ -100,9 +79,8 @@ def kv_dtype_bytes(kv_cache_dtype: str, model: ModelSpec, dtype: str = "auto") -
     raise CapacityInputError(f"unknown kv-cache dtype {kv_cache_dtype!r}")
 
 
-def kv_bytes_per_token(
-    model: ModelSpec, kv_bytes: int = 2, *, layers: int | None = None, kv_heads: int | None = None
-) -> int:
+def kv_bytes_per_token(model: ModelSpec, kv_bytes: int = 2, *, layers: int | None = None,
+                       kv_heads: int | None = None) -> int:
     """KV bytes one token occupies over `layers` layers (default: all, all KV heads).
 
     2 (K and V) × layers × kv_heads × head_dim × bytes; MLA keeps one compressed latent
@@ -288,17 +266,9 @@ def kv_capacity(
     length = max_model_len if max_model_len is not None else model.context_len
 
     reason = _refusal(
-        model,
-        gpu,
-        tp=tp,
-        pp=pp,
-        weights_gpu=weights_gpu,
-        requested=requested,
-        utilization=gpu_memory_utilization,
-        blocks=blocks,
-        block_bytes=block_bytes,
-        block_size=block_size,
-        max_model_len=length,
+        model, gpu, tp=tp, pp=pp, weights_gpu=weights_gpu, requested=requested,
+        utilization=gpu_memory_utilization, blocks=blocks, block_bytes=block_bytes,
+        block_size=block_size, max_model_len=length,
     )
     return KVCapacity(
         model_id=model.id,
@@ -346,34 +316,24 @@ def _refusal(
 ) -> str | None:
     """Why vLLM would not start with these settings, or None."""
     if model.num_heads % tp:
-        return (
-            f"num_attention_heads ({model.num_heads}) is not divisible by "
-            f"tensor_parallel_size ({tp})"
-        )
+        return (f"num_attention_heads ({model.num_heads}) is not divisible by "
+                f"tensor_parallel_size ({tp})")
     if not model.mla:
         kv = model.num_kv_heads
         if (tp < kv and kv % tp) or (tp > kv and tp % kv):
-            return (
-                f"num_key_value_heads ({kv}) and tensor_parallel_size ({tp}): "
-                "one must divide the other"
-            )
+            return (f"num_key_value_heads ({kv}) and tensor_parallel_size ({tp}): "
+                    "one must divide the other")
     if pp > model.num_layers:
         return f"pipeline_parallel_size ({pp}) exceeds the model's {model.num_layers} layers"
     if weights_gpu > requested:
-        return (
-            f"weights need {_gib(weights_gpu)} per GPU but {gpu.name} × "
-            f"gpu_memory_utilization {utilization} gives {_gib(requested)}"
-        )
+        return (f"weights need {_gib(weights_gpu)} per GPU but {gpu.name} × "
+                f"gpu_memory_utilization {utilization} gives {_gib(requested)}")
     if blocks == 0:
-        return (
-            "no memory left for KV cache blocks after weights and activations; "
-            "raise gpu_memory_utilization or add GPUs"
-        )
+        return ("no memory left for KV cache blocks after weights and activations; "
+                "raise gpu_memory_utilization or add GPUs")
     if max_model_len is not None and blocks_for_tokens(max_model_len, block_size) > blocks:
-        return (
-            f"one sequence of max_model_len {max_model_len} needs "
-            f"{_gib(blocks_for_tokens(max_model_len, block_size) * block_bytes)} of KV "
-            f"cache but only {_gib(blocks * block_bytes)} is available per GPU "
-            f"(at most {blocks * block_size} tokens)"
-        )
+        return (f"one sequence of max_model_len {max_model_len} needs "
+                f"{_gib(blocks_for_tokens(max_model_len, block_size) * block_bytes)} of KV "
+                f"cache but only {_gib(blocks * block_bytes)} is available per GPU "
+                f"(at most {blocks * block_size} tokens)")
     return None

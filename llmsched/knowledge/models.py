@@ -140,14 +140,8 @@ def _quantization_from_tokens(tokens: list[str]) -> tuple[str | None, int | None
         return None, None
     eight = bool(names & {"int8", "w8a8", "w8a16", "fp8", "8bit"})
     bits = 8 if eight else 4
-    for token, method in (
-        ("awq", "awq"),
-        ("gptq", "gptq"),
-        ("fp8", "fp8"),
-        ("mxfp4", "mxfp4"),
-        ("nvfp4", "modelopt_fp4"),
-        ("fp4", "modelopt_fp4"),
-    ):
+    for token, method in (("awq", "awq"), ("gptq", "gptq"), ("fp8", "fp8"),
+                          ("mxfp4", "mxfp4"), ("nvfp4", "modelopt_fp4"), ("fp4", "modelopt_fp4")):
         if token in names:
             return method, bits
     if names & {"bnb", "4bit", "8bit", "nf4"}:

@@ -62,9 +62,7 @@ def render(directory: str, helm: str) -> str:
             f"`helm template` did not finish in {RENDER_TIMEOUT_S} s", Location(directory)
         ) from None
     except OSError as exc:
-        raise InputFileError(
-            f"cannot run helm: {exc.strerror or exc}", Location(directory)
-        ) from None
+        raise InputFileError(f"cannot run helm: {exc.strerror or exc}", Location(directory)) from None
     if done.returncode != 0:
         lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
         reason = lines[-1] if lines else f"exit status {done.returncode}"

@@ -21,8 +21,6 @@ class CannotJudge(ValueError):
     """Raised by a check that compares two views when one of them was not given: its
     silence would say nothing, so the rule is reported as not evaluated (and a description
     that points at it is not refuted)."""
-
-
 _CHECKS: dict[str, DiagnoseCheck] = {}
 
 

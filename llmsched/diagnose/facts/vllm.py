@@ -258,10 +258,7 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         _track_stall(
             data,
             _stalled(
-                running,
-                waiting,
-                fields.get("prompt_throughput"),
-                fields.get("generation_throughput"),
+                running, waiting, fields.get("prompt_throughput"), fields.get("generation_throughput")
             ),
             waiting,
         )
@@ -277,9 +274,7 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
     elif signature == "vllm.kv-capacity":
         if fields.get("gpu_blocks") is not None and data["num_gpu_blocks"] is None:
             data["num_gpu_blocks"] = fields["gpu_blocks"]
-        if (
-            fields.get("gpu_blocks") == 0
-        ):  # vLLM then raises "No available memory for the cache blocks"
+        if fields.get("gpu_blocks") == 0:  # vLLM then raises "No available memory for the cache blocks"
             data["startup_errors"].append({"signature": "vllm.no-cache-memory"})
         if fields.get("max_concurrency") is not None:
             data["max_concurrency"] = fields["max_concurrency"]

@@ -109,8 +109,7 @@ def vllm_repeat_preempted(endpoint: Any, times: int) -> list[str]:
     if not isinstance(ids, Mapping):
         return []
     repeated = sorted(
-        ((str(k), int(v)) for k, v in ids.items() if int(v) >= times),
-        key=lambda kv: (-kv[1], kv[0]),
+        ((str(k), int(v)) for k, v in ids.items() if int(v) >= times), key=lambda kv: (-kv[1], kv[0])
     )
     return [f"{seq} (x{count})" for seq, count in repeated]
 
@@ -148,9 +147,7 @@ def _startup_error_text(error: Mapping[str, Any]) -> str:
     if signature == "cuda.oom":
         detail = f"tried to allocate {error.get('tried')}" if error.get("tried") else ""
         if error.get("total") and error.get("free"):
-            detail += (
-                f"{'; ' if detail else ''}GPU total {error.get('total')}, {error.get('free')} free"
-            )
+            detail += f"{'; ' if detail else ''}GPU total {error.get('total')}, {error.get('free')} free"
         return (
             f"CUDA out of memory while starting ({detail or 'no sizes logged'}): the weights plus "
             "the profiling run do not fit at this memory fraction, or another process holds the GPU"

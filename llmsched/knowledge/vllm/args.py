@@ -135,13 +135,8 @@ class _Typed(argparse.Action):
         super().__init__(*args, **kwargs)
         self.spec = spec
 
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
         try:
             setattr(namespace, self.dest, _typed(self.spec, values))
         except _ArgError as exc:
@@ -159,13 +154,8 @@ class _Boolean(argparse.BooleanOptionalAction):
         self.nargs = "?"
         self.spec = spec
 
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
         negative = bool(option_string and option_string.startswith("--no-"))
         explicit = getattr(namespace, "_explicit", False)
         value = not negative
@@ -190,23 +180,11 @@ class _Parser(argparse.ArgumentParser):
 def _add_options(parser: argparse.ArgumentParser) -> None:
     for spec in ARG_SPECS:
         if spec.kind == BOOL:
-            parser.add_argument(
-                spec.options[0],
-                *spec.options[1:],
-                dest=spec.dest,
-                action=_Boolean,
-                spec=spec,
-                default=argparse.SUPPRESS,
-            )
+            parser.add_argument(spec.options[0], *spec.options[1:], dest=spec.dest,
+                                action=_Boolean, spec=spec, default=argparse.SUPPRESS)
             continue
-        parser.add_argument(
-            *spec.options,
-            dest=spec.dest,
-            action=_Typed,
-            spec=spec,
-            nargs="+" if spec.kind == LIST else None,
-            default=argparse.SUPPRESS,
-        )
+        parser.add_argument(*spec.options, dest=spec.dest, action=_Typed, spec=spec,
+                            nargs="+" if spec.kind == LIST else None, default=argparse.SUPPRESS)
     shorts: dict[str, list[str]] = {}
     for short, long_option in OTHER_SHORT.items():
         shorts.setdefault(long_option, []).append(short)
@@ -419,3 +397,4 @@ def merge_config(cli: ParsedArgs, config: ParsedArgs) -> ParsedArgs:
         errors=cli.errors + config.errors,
         token_index=dict(cli.token_index),
     )
+

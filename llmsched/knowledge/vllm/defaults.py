@@ -117,9 +117,7 @@ def _v0_batched_tokens(version: str | None, chunked: bool, max_model_len: int | 
     budget = _table()["v0_token_budget"]
     if chunked:
         parsed = known_version(version)
-        return (
-            budget["chunked_before_0_6_5"] if parsed and parsed < (0, 6, 5) else budget["chunked"]
-        )
+        return budget["chunked_before_0_6_5"] if parsed and parsed < (0, 6, 5) else budget["chunked"]
     return None if max_model_len is None else max(max_model_len, budget["floor"])
 
 
