@@ -23,6 +23,7 @@ from llmsched.engine.functions import all_functions
 from llmsched.engine.spec import RuleSpec
 from llmsched.engine.template import Template, compile_template
 from llmsched.errors import RuleError
+from llmsched.evidence.observations import CODE_SOURCE
 from llmsched.model import Evidence, Finding, Location, NotEvaluated
 from llmsched.model import Subject as FindingSubject
 
@@ -35,6 +36,10 @@ SCOPE_VARIABLE = {
     "cluster": "cluster",
 }
 SUPERSEDED_FACTOR = 0.5
+# A finding judged on pasted code alone (the subject is known only through code): code says
+# how the work was set up, not that it failed, so it is a real candidate but ranks below a
+# finding on a log line or a state (and above words alone, diagnose/words.py).
+DESCRIBED_FACTOR = 0.5
 MAX_QUOTES = 5
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _CLUSTER = re.compile(r"\bcluster\b(\s*\.\s*([A-Za-z_]\w*))?")
@@ -279,7 +284,13 @@ class DiagnoseEvaluator:
             location=subject.location,
             evidence=(*_quotes(spec, subject, facts), *evidence),
         )
-        self.ranked.append(RankedFinding(finding, spec.confidence))
+        factor = DESCRIBED_FACTOR if code_only(subject) else 1.0
+        self.ranked.append(RankedFinding(finding, spec.confidence * factor))
+
+
+def code_only(subject: Subject) -> bool:
+    """Whether everything known of a subject was read from pasted code."""
+    return bool(subject.observations) and all(o.source == CODE_SOURCE for o in subject.observations)
 
 
 def rank(ranked: list[RankedFinding], specs: dict[str, RuleSpec]) -> list[RankedFinding]:

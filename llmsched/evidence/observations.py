@@ -17,6 +17,8 @@ from typing import Any
 from llmsched.model import InputError, Location
 from llmsched.snapshot import VllmMetrics
 
+# the source of facts read from pasted Python code (evidence/python_code.py)
+CODE_SOURCE = "python-code"
 # `source` values: the format the evidence was recognised in.
 SOURCES = (
     "kubectl-describe-pod",
@@ -32,6 +34,7 @@ SOURCES = (
     "nccl-log",
     "device-plugin-log",
     "manifest",
+    CODE_SOURCE,
     "text",
 )
 
@@ -66,6 +69,12 @@ STRUCTURED_SIGNATURES: dict[str, str] = {
     "pending_nodes",
     "ray.demand.infeasible": "a demand no node (per-node totals, or the whole cluster) can "
     "ever fit while no node is being launched: the demand's fields plus kind",
+    "ray.code.remote": "a Ray task/actor/Serve deployment in pasted Python code "
+    "(evidence/python_calls.py): name, kind, num_gpus, num_cpus, resources, placement_group, "
+    "reserves_gpu (None: cannot tell), gpu_use [{what, line}]",
+    "ray.code.placement-group": "a `placement_group(...)` call in pasted code: bundles "
+    "(None when not literal), strategy",
+    "ray.code.init": "a `ray.init(...)` call in pasted code: num_gpus, num_cpus, resources, address",
     "vllm.metrics": "Prometheus text seen: scrapes, generation, engines {id: {model, "
     "num_requests_running, num_requests_waiting, kv_cache_usage_perc, "
     "num_preemptions_total, ..., cache_config}}; full values in SniffResult.metrics",
@@ -91,6 +100,9 @@ CONFIGURATION_SIGNATURES = frozenset(
         "vllm.version",
         "vllm.engine-generation",
         "vllm.traceback.v1-frame",
+        "ray.code.remote",
+        "ray.code.placement-group",
+        "ray.code.init",
     }
 )
 # Fields any observation may carry from the line's prefixes: timestamp, process, pid,

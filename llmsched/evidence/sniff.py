@@ -26,6 +26,7 @@ from llmsched.evidence.matches import Matched, Pending
 from llmsched.evidence.normalise import Line, split_lines
 from llmsched.evidence.observations import MetricsEvidence, Observation, SniffResult
 from llmsched.evidence.prometheus import find_exposition
+from llmsched.evidence.python_code import find_code
 from llmsched.evidence.ray_status_text import find_ray_status
 from llmsched.evidence.signatures import match_message
 from llmsched.evidence.structured import find_embedded, looks_structured, read_whole
@@ -86,7 +87,9 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
     observations = [o for b in blocks for o in b.observations]
     matched = _match_lines(lines, owner, path)
     matched.extend(_match_messages(blocks, path))
-    observations.extend(matched.take_observations())
+    code = find_code(lines, path, blocks) if whole is None else []
+    observations.extend(_not_read_in_code(matched.take_observations(), code))
+    observations.extend(code)
     observations.sort(key=lambda o: (o.location.line or 0) if o.location else 0)
     result.observations.extend(observations)
     for block in blocks:
@@ -304,6 +307,15 @@ def _match_messages(blocks: Sequence[Block], path: str) -> Matched:
                     None,
                 )
     return matched
+
+
+def _not_read_in_code(matched: list[Observation], code: Sequence[Observation]) -> list[Observation]:
+    """The line matches, less the `LLM(...)` calls the code reader parsed whole (python_code.py):
+    one call is one fact, and the parsed one has every argument."""
+    parsed = {(o.signature, o.location.line) for o in code if o.location is not None}
+    return [
+        o for o in matched if o.location is None or (o.signature, o.location.line) not in parsed
+    ]
 
 
 def _prefix_context(line: Line) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import pytest
 from llmsched.config import Config
 from llmsched.diagnose.facts import Facts, Subject, build_facts
 from llmsched.diagnose.ranking import (
+    DESCRIBED_FACTOR,
     SUPERSEDED_FACTOR,
     DiagnoseEvaluator,
     RankedFinding,
@@ -149,3 +150,14 @@ def test_a_check_that_cannot_judge_is_not_evaluated_with_its_reason() -> None:
     [skipped] = evaluator.not_evaluated
     assert skipped.rule == "DRAY03"
     assert skipped.reason.endswith("Ray counts 2 GPU(s); no Kubernetes pod or node was shown to compare with")
+
+
+def test_a_finding_on_pasted_code_alone_ranks_below_the_same_rule_on_a_log_line() -> None:
+    code = "@ray.remote\nclass Engine:\n    def __init__(self):\n        self.llm = LLM(model='m')\n"
+    log = "(Engine pid=42) RuntimeError: No CUDA GPUs are available\n"
+    evaluator = DiagnoseEvaluator(compile_diagnose([SPECS["DRAY08"]]), Config())
+    evaluator.run(build_facts(None, sniff_text(code + log, "paste.txt")))
+    by_signature = {r.finding.subject.name: r.confidence for r in evaluator.ranked}
+    base = SPECS["DRAY08"].confidence
+    assert by_signature["ray.code.remote"] == pytest.approx(base * DESCRIBED_FACTOR)
+    assert by_signature["cuda.no-gpus"] == pytest.approx(base)

@@ -61,7 +61,12 @@ def merge_engine_fragment(data: dict[str, Any], observation: Observation) -> Non
         data["version"] = data["version"] or fields.get("version")
         return
     if signature == "vllm.llm-kwargs":
-        kwargs = {k: _literal(v) for k, v in _KWARG.findall(str(fields.get("kwargs") or ""))}
+        arguments = fields.get("arguments")  # parsed by the code reader (evidence/python_calls.py)
+        kwargs = (
+            dict(arguments)
+            if isinstance(arguments, Mapping)
+            else {k: _literal(v) for k, v in _KWARG.findall(str(fields.get("kwargs") or ""))}
+        )
         _apply(data, parse_engine_kwargs(kwargs))
         return
     if fields.get("launcher"):

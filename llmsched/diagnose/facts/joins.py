@@ -9,6 +9,7 @@ from typing import Any
 
 from llmsched.diagnose.facts.bounds import distinct
 from llmsched.diagnose.facts.pods import scheduling
+from llmsched.diagnose.facts.ray import code_unmet_resources
 from llmsched.diagnose.facts.subjects import Facts, Subject
 from llmsched.engine.functions.diag_ray import IPV4
 from llmsched.evidence.observations import Observation
@@ -241,8 +242,9 @@ def _node_pins(data: Mapping[str, Any]) -> list[str]:
     """`node:<x>` resources that pending demands ask for (vLLM pins its driver's bundle)."""
     found: list[str] = []
     shapes = [d.get("shape") or {} for d in [*data["pending_demands"], *data["infeasible_demands"]]]
-    for pg in data["pending_placement_groups"]:
+    for pg in [*data["pending_placement_groups"], *data["code_placement_groups"]]:
         shapes.extend(pg.get("bundles") or [])
+    shapes.extend(r.get("resources") or {} for r in data["code_remotes"])
     for shape in shapes:
         found.extend(str(k) for k in shape if str(k).startswith("node:"))
     for request in data["unfulfilled_requests"]:
@@ -270,6 +272,7 @@ def _ray_cluster_keys(facts: Facts) -> dict[str, Any]:
         name = key.removeprefix("ray:")
         subject.data["name"] = name
         subject.data["node_pods"] = [e for e in join if e["ray_cluster"] == name]
+        subject.data["code_unmet_resources"] = code_unmet_resources(subject.data)
     return {
         "ray_node_pod_join": join,
         "ray_clusters": sorted(key.removeprefix("ray:") for key in facts.ray),
@@ -279,6 +282,8 @@ def _ray_cluster_keys(facts: Facts) -> dict[str, Any]:
         ),
         "ray_pods_seen": len(_ray_pods(facts)),
         "ray_node_pins": _ray_node_pins(facts),
+        # Ray tasks/actors pasted code declares (python_calls.py), every input's together
+        "ray_code_remotes": [c for r in facts.ray.values() for c in r.data["code_remotes"]],
         "ray_fractional_gpu_actors": sum(
             r.data["fractional_gpu_actors"] for r in facts.ray.values()
         ),

@@ -41,6 +41,12 @@ def ray_base(address: str | None) -> dict[str, Any]:
         "unfulfilled_requests": [],
         "driver_node_claims": [],  # why vLLM's driver node has no free GPU though it has GPUs
         "gcs_ips": [],  # the address a driver connected to (`Connecting to existing Ray cluster`)
+        # what pasted Python code declares (evidence/python_calls.py): configuration, not state
+        "code_remotes": [],
+        "code_placement_groups": [],
+        "code_init": [],
+        "resource_names": [],  # every resource `ray status` shows (it hides only node:<ip>)
+        "code_unmet_resources": [],  # custom resources the code asks that no node shows
         # set by the cross-layer join (_ray_cluster_keys) once pods and nodes are known
         "name": None,
         "node_pods": [],  # each Ray node with its pod and Kubernetes node (joins.py)
@@ -141,6 +147,9 @@ def ray_from_view(view: RayView, address: str | None) -> dict[str, Any]:
 def merge_ray_observation(data: dict[str, Any], observation: Observation) -> None:
     fields = observation.fields
     signature = observation.signature
+    if signature in ("ray.resources", "ray.node.gpus"):
+        names = set(data["resource_names"]) | {str(k) for k in fields.get("resources") or {}}
+        data["resource_names"] = sorted(names)
     if signature == "ray.resources":
         data["gpus_total"] = fields.get("gpu_total")
         used = fields.get("gpu_used")
@@ -182,6 +191,9 @@ def merge_ray_observation(data: dict[str, Any], observation: Observation) -> Non
     elif signature == "vllm.ray.current-node-no-gpu" and fields.get("resources"):
         claims = driver_node_gpu_claims(str(fields["resources"]))
         data["driver_node_claims"].extend(c for c in claims if c not in data["driver_node_claims"])
+    elif signature in _CODE_SIGNATURES:
+        line = observation.location.line if observation.location else None
+        data[_CODE_SIGNATURES[signature]].append({**fields, "line": line})
     elif signature == "ray.driver.connected" and fields.get("address"):
         data["gcs_ips"].append(str(fields["address"]))
     elif signature in _UNFULFILLED_SIGNATURES:
@@ -226,6 +238,35 @@ def merge_ray_observation(data: dict[str, Any], observation: Observation) -> Non
         )
 
 
+# resources every Ray node has, whatever `ray status` lists
+_CORE_RESOURCES = frozenset({"CPU", "GPU", "memory", "object_store_memory"})
+
+
+def code_unmet_resources(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Custom resources (`accelerator_type:X` included) that pasted code asks for in task or
+    actor options or placement-group bundles, and that no node of the `ray status` shown
+    offers; nothing when no status listed the resources. `node:<ip>` pins are DRAY10's."""
+    names = set(data["resource_names"])
+    if not names:
+        return []
+    asks: list[tuple[str, Any, Mapping[str, Any]]] = [
+        (str(r.get("name") or "a task/actor"), r.get("line"), r.get("resources") or {})
+        for r in data["code_remotes"]
+    ]
+    for pg in data["code_placement_groups"]:
+        for bundle in pg.get("bundles") or []:
+            asks.append(("a placement group bundle", pg.get("line"), bundle))
+    out: list[dict[str, Any]] = []
+    for who, line, resources in asks:
+        for name, amount in resources.items():
+            missing = name not in names and name not in _CORE_RESOURCES
+            if missing and not name.startswith("node:") and float(amount) > 0:
+                item = {"resource": name, "asked_by": who, "line": line or 0}
+                if item not in out:
+                    out.append(item)
+    return out
+
+
 def serve_replica_demand(fields: Mapping[str, Any], line: str) -> dict[str, Any] | None:
     """The shape a Serve replica waits for (`Resources required for each replica: {...}`,
     or a list of placement-group bundles), once per waiting replica; None without one."""
@@ -259,6 +300,11 @@ def _numbers(resources: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
+_CODE_SIGNATURES = {
+    "ray.code.remote": "code_remotes",
+    "ray.code.placement-group": "code_placement_groups",
+    "ray.code.init": "code_init",
+}
 _UNFULFILLED_SIGNATURES = (
     "ray.autoscaler.no-node-type",
     "ray.demand.unschedulable-warning",

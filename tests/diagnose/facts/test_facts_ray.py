@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from llmsched.diagnose.facts.ray import (
+    code_unmet_resources,
     merge_ray_observation,
     ray_base,
     ray_from_view,
     serve_replica_demand,
 )
 from llmsched.evidence.observations import Observation
+from llmsched.model import Location
 from llmsched.snapshot import RayNode, RayView
 
 
@@ -92,3 +94,17 @@ def test_ray_tunes_status_line_gives_the_cluster_gpus_unless_ray_status_did() ->
     merge_ray_observation(status, _line("ray.tune.resources", "Resources requested: ...",
                                         gpu_used=0.0, gpu_total=0.0))
     assert status["gpus_total"] == 4.0
+
+
+def test_custom_resources_the_code_asks_that_no_node_shows_are_unmet() -> None:
+    data = ray_base(None)
+    asked = {"special": 1.0, "accelerator_type:A10G": 0.001, "node:10.0.0.9": 0.01}
+    code = Observation("ray.code.remote", "ray", "python-code", "@ray.remote(...)",
+                       Location("paste.txt", 7), {"name": "f", "resources": asked})
+    merge_ray_observation(data, code)
+    assert code_unmet_resources(data) == []  # no status: nothing to compare with
+    merge_ray_observation(data, _line("ray.resources", "0.0/1.0 accelerator_type:A10G",
+                                      resources={"CPU": {"used": 0.0, "total": 8.0},
+                                                 "accelerator_type:A10G": {"used": 0, "total": 1}}))
+    # node pins are DRAY10's; CPU/GPU/memory every node has
+    assert code_unmet_resources(data) == [{"resource": "special", "asked_by": "f", "line": 7}]
