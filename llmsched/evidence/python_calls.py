@@ -242,15 +242,7 @@ class _Reader(ast.NodeVisitor):
             values, _, _ = self.keywords(node)
             keys = ("num_gpus", "num_cpus", "resources", "address")
             fields: dict[str, Any] = {k: values[k] for k in keys if k in values}
-            self.found.append(
-                (
-                    "ray.code.init",
-                    "ray",
-                    self.piece.quote_of(node, whole=True),
-                    self.piece.line_of(node),
-                    known(fields),
-                )
-            )
+            self._observe("ray.code.init", "ray", node, known(fields))
         elif last in _ENGINE_CALLS and (name == last or name.startswith("vllm.")):
             self._engine_call(node, last)
         self.generic_visit(node)
@@ -294,15 +286,12 @@ class _Reader(ast.NodeVisitor):
             fields["bundles"] = [numbers(b) for b in bundles]
         else:
             fields["bundles"] = None
-        self.found.append(
-            (
-                "ray.code.placement-group",
-                "ray",
-                self.piece.quote_of(node, whole=True),
-                self.piece.line_of(node),
-                fields,
-            )
-        )
+        self._observe("ray.code.placement-group", "ray", node, fields)
+
+    def _observe(self, signature: str, layer: str, node: ast.Call, fields: dict[str, Any]) -> None:
+        """One observation: the whole call quoted, at its first line."""
+        quote = self.piece.quote_of(node, whole=True)
+        self.found.append((signature, layer, quote, self.piece.line_of(node), fields))
 
     def _engine_call(self, node: ast.Call, callee: str) -> None:
         values, unknown, lines = self.keywords(node)
@@ -319,12 +308,4 @@ class _Reader(ast.NodeVisitor):
             "argument_lines": {k: lines[k] for k in arguments if k in lines},
             "spread": unknown,
         }
-        self.found.append(
-            (
-                "vllm.llm-kwargs",
-                "vllm",
-                self.piece.quote_of(node, whole=True),
-                self.piece.line_of(node),
-                fields,
-            )
-        )
+        self._observe("vllm.llm-kwargs", "vllm", node, fields)
