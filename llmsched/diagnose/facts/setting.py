@@ -26,7 +26,8 @@ def layer_setting(
     catalogue: Catalogue | None = None,
 ) -> str | None:
     """`ray` when the words or the evidence are set in Ray and no Kubernetes artifact was
-    recognised; otherwise None (no preference)."""
+    recognised; `vllm` when they name vLLM and neither Ray nor Kubernetes; otherwise None
+    (no preference)."""
     if any(map(kubernetes_artifact, observations)):
         return None
     catalogue = catalogue or load_symptoms()
@@ -37,7 +38,14 @@ def layer_setting(
             break
         texts.append(text)
         size += len(text) + 1
-    return "ray" if catalogue.set_in("ray", "\n".join(texts)) else None
+    text = "\n".join(texts)
+    if catalogue.set_in("ray", text):
+        return "ray"
+    # vLLM run on its own — no Ray, no Kubernetes named: a symptom Kubernetes and vLLM share
+    # (GPU memory at start) is the engine's, there being no pod to blame
+    if catalogue.set_in("vllm", text) and not catalogue.set_in("kubernetes", text):
+        return "vllm"
+    return None
 
 
 def kubernetes_artifact(observation: Observation) -> bool:

@@ -94,3 +94,22 @@ def test_gpu_shortage_with_pending_pod_events_stays_kubernetes(tmp_path: Path) -
 def test_the_schedulers_resource_name_stays_kubernetes_in_a_ray_setting() -> None:
     triage = triage_words(prose("the RayCluster worker pod: Insufficient nvidia.com/gpu"))
     assert in_setting(triage.candidates, "ray")[0].layer == "kubernetes"
+
+
+def test_vllm_on_its_own_sets_the_text_in_vllm() -> None:
+    assert layer_setting(prose("python -m vllm.entrypoints.openai.api_server --model m"), []) == "vllm"
+    assert layer_setting(prose("from vllm import LLM", "llm = LLM(model='m')"), []) == "vllm"
+
+
+def test_vllm_with_kubernetes_or_ray_named_is_not_vllms_alone() -> None:
+    assert layer_setting(prose("vllm serve m", "kubectl logs vllm-0 shows it"), []) is None
+    assert layer_setting(prose("vllm serve m", "apiVersion: apps/v1"), []) is None
+    assert layer_setting(prose("vllm serve m --distributed-executor-backend ray"), []) == "ray"
+
+
+def test_gpu_memory_at_start_with_vllm_alone_is_the_engines(tmp_path: Path) -> None:
+    # the words fit DK8S06 (pod restarts), DRAY06 and DVLLM07 alike; no pod, no Ray here
+    text = "vllm 加载时报显存不足\nfrom vllm import LLM\nllm = LLM(model='Qwen/Qwen2.5-3B')\n"
+    assert _diagnose(tmp_path, text) == {"layer": "vllm", "rule": "DVLLM07"}
+    with_pod = text + "the pod restarts every few minutes\n"
+    assert _diagnose(tmp_path, with_pod)["layer"] == "kubernetes"
