@@ -15,6 +15,11 @@ from llmsched.snapshot.status import STATE_FAILED, STATE_OK, STATE_PARTIAL
 
 NOTHING_READ = "could not judge: no evidence was read"
 NOT_ALL_JUDGED = "no fault found in what could be read, but not everything could be judged"
+DESCRIBED_NOT_SHOWN = (
+    "no diagnose rule matched the evidence, but the description names a {layer} symptom — "
+    "“{phrase}” ({where}) — that the evidence read does not show: not an all-clear; paste "
+    "what the commands under Triage print while it happens"
+)
 UNEXPLAINED_ERRORS = (
     "no diagnose rule matched, but the evidence reports errors that no rule explains: "
     "not an all-clear"
@@ -64,6 +69,20 @@ def unexplained_errors(sources: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def described_not_shown(triage: Sequence[dict[str, Any]] | None, status: str) -> str | None:
+    """The summary for words that name a symptom the evidence read does not show (the
+    paste may be from before or after it): the first such triage entry, else None."""
+    for entry in triage or ():
+        if entry.get("status") == status:
+            location = entry.get("location") or {}
+            return DESCRIBED_NOT_SHOWN.format(
+                layer=entry.get("layer"),
+                phrase=entry.get("phrase"),
+                where=f"{location.get('path')}:{location.get('line')}",
+            )
+    return None
+
+
 def evidence_read(sources: Sequence[dict[str, Any]]) -> bool:
     """Whether anything at all was read: a recognised source that was not a failure."""
     return any(
@@ -78,9 +97,12 @@ def honest_verdict(
     gaps: list[str],
     anything_read: bool,
     errors: Sequence[str] = (),
+    unshown: str | None = None,
 ) -> dict[str, Any] | None:
     """The verdict, saying what could not be judged; None only for a full, clean look.
-    `errors`: error lines no rule explains; they matter only when no rule matched."""
+    `errors`: error lines no rule explains; `unshown`: the summary for a described symptom
+    the evidence does not show (`described_not_shown`). Both matter only when no rule
+    matched."""
     if not anything_read:
         return {"layer": None, "rule": None, "confidence": None, "summary": NOTHING_READ,
                 "not_judged": gaps}  # fmt: skip
@@ -88,6 +110,9 @@ def honest_verdict(
         return {"layer": None, "rule": None, "confidence": None,
                 "summary": UNEXPLAINED_ERRORS, "not_judged": gaps,
                 "unexplained_errors": list(errors)}  # fmt: skip
+    if verdict is None and unshown is not None:
+        return {"layer": None, "rule": None, "confidence": None, "summary": unshown,
+                "not_judged": gaps}  # fmt: skip
     if not gaps:
         return verdict
     if verdict is None:

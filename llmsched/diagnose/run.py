@@ -14,6 +14,7 @@ from llmsched import __version__
 from llmsched.config import Config
 from llmsched.diagnose.configuration import configuration_verdict
 from llmsched.diagnose.coverage import (
+    described_not_shown,
     evidence_read,
     honest_verdict,
     not_judged,
@@ -22,7 +23,7 @@ from llmsched.diagnose.coverage import (
 )
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
-from llmsched.diagnose.words import weigh_words
+from llmsched.diagnose.words import NOT_SHOWN, weigh_words
 from llmsched.engine.evaluate import select_rules
 from llmsched.engine.lint import run_lint
 from llmsched.engine.loader import load_rules
@@ -183,6 +184,7 @@ def run_diagnose(
             # a verdict from the description's words says so itself (its basis)
             anything_read=evidence_read(sources) or decided is not None,
             errors=unexplained_errors(sources),
+            unshown=described_not_shown(weighed.triage, NOT_SHOWN),
         ),
         kind=ReportKind.diagnose,
         triage=weighed.triage,

@@ -135,3 +135,24 @@ def test_errors_no_rule_explains_are_not_an_all_clear(workdir: Path) -> None:
         assert "tb.txt:4: ModuleNotFoundError: No module named 'vllm._C'" in result.stdout
     verdict = json.loads(llmsched("tb.txt", "-o", "json", cwd=workdir).stdout)["verdict"]
     assert verdict["layer"] is None and len(verdict["unexplained_errors"]) == 1
+
+
+def test_a_described_symptom_the_evidence_does_not_show_is_not_an_all_clear(
+    workdir: Path,
+) -> None:
+    (workdir / "paste.txt").write_text(
+        "After scaling out, the worker pods stay pending forever.\n"
+        "$ kubectl get pods\n"
+        "NAME       READY   STATUS    RESTARTS   AGE\n"
+        "vllm-0     1/1     Running   0          10m\n"
+        "vllm-0-1   1/1     Running   0          10m\n"
+    )
+    result = llmsched("paste.txt", "-o", "json", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"]["layer"] is None
+    assert "not an all-clear" in report["verdict"]["summary"]
+    assert "paste.txt:1" in report["verdict"]["summary"]
+    assert report["triage"][0]["status"] == "not shown by the evidence"
+    flat = re.sub(r"[\s│]+", " ", llmsched("paste.txt", cwd=workdir).stdout)
+    assert ALL_CLEAR not in flat and "a kubernetes symptom" in flat
