@@ -113,3 +113,10 @@ def test_gpu_memory_at_start_with_vllm_alone_is_the_engines(tmp_path: Path) -> N
     assert _diagnose(tmp_path, text) == {"layer": "vllm", "rule": "DVLLM07"}
     with_pod = text + "the pod restarts every few minutes\n"
     assert _diagnose(tmp_path, with_pod)["layer"] == "kubernetes"
+
+
+def test_work_that_hangs_in_a_ray_setting_is_waiting_for_resources() -> None:
+    triage = triage_words(prose("with ray_actor_options num_gpus 0.5 everything is stuck"))
+    assert triage.candidates[0].layer == "vllm"  # a hang is vLLM's by the seed ...
+    assert in_setting(triage.candidates, "ray")[0].rule == "DRAY01"  # ... unless set in Ray
+    assert in_setting(triage.candidates, "vllm")[0].rule == "DVLLM01"
