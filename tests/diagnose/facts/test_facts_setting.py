@@ -120,3 +120,9 @@ def test_work_that_hangs_in_a_ray_setting_is_waiting_for_resources() -> None:
     assert triage.candidates[0].layer == "vllm"  # a hang is vLLM's by the seed ...
     assert in_setting(triage.candidates, "ray")[0].rule == "DRAY01"  # ... unless set in Ray
     assert in_setting(triage.candidates, "vllm")[0].rule == "DVLLM01"
+
+
+def test_ray_named_at_all_sets_the_text_in_ray() -> None:
+    assert layer_setting(prose("ray OOM in tensor parallel"), []) == "ray"
+    assert layer_setting(prose("INFO Started a local Ray instance."), []) == "ray"
+    assert layer_setting(prose("the X-ray model returns an array"), []) is None
