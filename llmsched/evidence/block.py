@@ -29,6 +29,9 @@ class Block:
     # messages from documents (JSON/YAML events) to match against the catalogue:
     # (message, context, line number)
     messages: list[tuple[str, dict[str, Any], int]] = field(default_factory=list)
+    # indexes of lines that repeat an earlier line of the block (folded into it, counted
+    # there): their signatures are not matched again
+    repeats: set[int] = field(default_factory=set)
 
     def overlaps(self, other: Block) -> bool:
         return self.start < other.end and other.start < self.end

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from llmsched.evidence.block import Block, observation
@@ -89,15 +90,55 @@ def find_get_events_tables(lines: Sequence[Line], path: str) -> list[Block]:
         columns = _columns(header)
         block = Block(format="kubectl-events", start=index, end=index + 1)
         index += 1
+        events: dict[tuple[str | None, ...], _TableEvent] = {}
         while index < len(lines) and lines[index].text.strip():
             row = _slice_row(lines[index].text, columns)
             if row is None:
                 break
-            _add_table_event(block, row, lines[index], path, index)
+            key = _repeat_key(row)
+            first = events.get(key)
+            if first is None:
+                events[key] = _TableEvent(row, lines[index], index, _context(row))
+            else:
+                first.fold(row, lines[index])
+                block.repeats.add(index)
             index += 1
+        for event in events.values():
+            _add_table_event(block, event, path)
         block.end = index
         blocks.append(block)
     return blocks
+
+
+_TIME_COLUMNS = ("LAST SEEN", "FIRST SEEN", "COUNT")
+
+
+def _repeat_key(row: dict[str, str]) -> tuple[str | None, ...]:
+    """A row less when it was seen: the same object, type, reason, source and message
+    shown again (a table of many pods repeats each pod's events) is one event, counted.
+    An age that carries kubectl's own tally (`5m (x3 over 10m)`) stays in the key."""
+    age = row.get("LAST SEEN") or ""
+    return (
+        *(v for k, v in row.items() if k not in _TIME_COLUMNS),
+        age if "(x" in age else None,
+    )
+
+
+@dataclass(slots=True)
+class _TableEvent:
+    """The first row of an event and what its repeats add: their count, the last line."""
+
+    row: dict[str, str]
+    line: Line
+    index: int
+    context: dict[str, Any]
+    last_line: int | None = None
+    rows: int = 1
+
+    def fold(self, row: dict[str, str], line: Line) -> None:
+        self.context["count"] += _count(row)
+        self.rows += 1
+        self.last_line = line.number
 
 
 def _columns(header: str) -> list[tuple[str, int, int | None]]:
@@ -122,9 +163,13 @@ def _slice_row(text: str, columns: list[tuple[str, int, int | None]]) -> dict[st
     return row
 
 
-def _add_table_event(block: Block, row: dict[str, str], line: Line, path: str, index: int) -> None:
-    kind, name = _object(row)
+def _count(row: dict[str, str]) -> int:
     count = row.get("COUNT", "")
+    return int(count) if count.isdigit() else 1
+
+
+def _context(row: dict[str, str]) -> dict[str, Any]:
+    kind, name = _object(row)
     context: dict[str, Any] = {
         "namespace": row.get("NAMESPACE") or None,
         "kind": kind,
@@ -132,13 +177,21 @@ def _add_table_event(block: Block, row: dict[str, str], line: Line, path: str, i
         "event_type": row["TYPE"],
         "reason": row.get("REASON"),
         "age": row.get("LAST SEEN"),
-        "count": int(count) if count.isdigit() else 1,
+        "count": _count(row),
     }
     if kind == "Pod":
         context["pod"] = name
     elif kind == "Node":
         context["node"] = name
-    block.context[index] = context
+    return context
+
+
+def _add_table_event(block: Block, event: _TableEvent, path: str) -> None:
+    row, line, context = event.row, event.line, event.context
+    if event.last_line is not None:
+        context["rows"] = event.rows
+        context["last_line"] = event.last_line
+    block.context[event.index] = context
     if row["TYPE"] == "Warning":
         block.observations.append(
             observation(

@@ -254,7 +254,7 @@ def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str
     matched = Matched()
     for index, line in enumerate(lines):
         block = owner[index]
-        if block is not None and not block.scan_signatures:
+        if block is not None and (not block.scan_signatures or index in block.repeats):
             continue
         text = line.match_text
         if not text.strip():

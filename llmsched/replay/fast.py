@@ -95,7 +95,7 @@ class FastStepper(SchedulerStepper):
         threshold = sched.long_prefill_threshold()
         budget = sched.max_num_scheduled_tokens
         lazy = self.lazy
-        num_lazy = len(lazy)
+        num_lazy = len(lazy.c_off)  # len(lazy), without the Python-level call
         if num_lazy > budget:
             return self._slow_step(step, now)
         mml = sched.max_model_len
@@ -172,7 +172,7 @@ class FastStepper(SchedulerStepper):
                 self.anon += kv.take_free_blocks(crossings)
             for r, m in active_n:
                 kv.allocate_slots(r, m)
-        num_lazy = len(lazy)
+        num_lazy = len(lazy.c_off)
         order = [r.request_id for r in sched.running] if rec.keep_steps else None
 
         # Phase B: admissions (only when nobody was preempted), literal scheduler code.
@@ -318,11 +318,14 @@ class FastStepper(SchedulerStepper):
         # The running list is in sequence-number order: find r by bisection rather
         # than by a linear `remove`.
         running = sched.running
-        i = bisect.bisect_left(running, self.seq[r], key=self.seq.__getitem__)
-        if i < len(running) and running[i] is r:
-            del running[i]
+        if running and running[0] is r:  # the oldest request finishes first, as a rule
+            del running[0]
         else:
-            running.remove(r)
+            i = bisect.bisect_left(running, self.seq[r], key=self.seq.__getitem__)
+            if i < len(running) and running[i] is r:
+                del running[i]
+            else:
+                running.remove(r)
         self.active.pop(r, None)
         self.kv.free(r)
         sched.finished_req_ids.add(r.request_id)

@@ -127,7 +127,8 @@ class BlockKVCacheManager:
 
     @property
     def usage(self) -> float:
-        return self.block_pool.get_usage()
+        pool = self.block_pool  # `BlockPool.get_usage`, inlined: read once a step
+        return 1.0 - (pool.free_block_queue.num_free_blocks / (pool.num_gpu_blocks - 1))
 
     def get_num_free_blocks(self) -> int:
         return self.block_pool.get_num_free_blocks()
@@ -350,9 +351,9 @@ class DeferredHashKVCacheManager(BlockKVCacheManager):
     def free(self, request: Request) -> None:
         rid = request.request_id
         blocks = self.req_to_blocks.get(rid)
-        if blocks:
-            start = min(self.num_cached_block.get(rid, 0), self._num_shared_blocks(request))
-            end = self.num_cached_block.get(rid, 0)
+        end = self.num_cached_block.get(rid, 0)
+        if blocks and end:
+            start = min(end, self._num_shared_blocks(request))
             if end > start:
                 if request.status is RequestStatus.FINISHED_LENGTH_CAPPED:
                     block_hash = self.block_pool.block_hash

@@ -56,7 +56,11 @@ def check_fits(requests: Iterable[TraceRequest], config: SchedulerConfig, path: 
     usable = config.num_gpu_blocks - 1
     if cdiv(config.max_model_len - 1, config.block_size) <= usable:
         return  # no request holds more than max_model_len - 1 positions
+    fit: set[tuple[int, int]] = set()  # (prompt, output) lengths already found to fit
     for req in requests:
+        lengths = (req.prompt_len, req.output_len)
+        if lengths in fit:
+            continue
         if rejection_reason(req, config):
             continue
         # The last sampled token is never fed back, so it never needs a KV slot.
@@ -69,6 +73,7 @@ def check_fits(requests: Iterable[TraceRequest], config: SchedulerConfig, path: 
                 f"{config.block_size} tokens; vLLM would preempt it forever",
                 Location(path, req.line),
             )
+        fit.add(lengths)
 
 
 def make_request(
@@ -133,9 +138,21 @@ class Recorder:
             )  # fmt: skip
             self.step(record, num_tokens)
             return
-        self._count(num_tokens, len(preempted), len(finished))
-        end = None if start is None else start + (duration or 0.0)
-        self.series.add(step, end, num_running, num_waiting, kv_usage, self.total_preemptions)
+        # `_count` and `TimeSeries.add`, inlined: this runs once a step
+        num_finished = len(finished)
+        self.total_tokens += num_tokens
+        total_preemptions = self.total_preemptions = self.total_preemptions + len(preempted)
+        self.num_steps += 1
+        self.last_finished = num_finished
+        self.num_finished += num_finished
+        series = self.series
+        series.step.append(step)
+        if start is not None:
+            series.time.append(start + (duration or 0.0))
+        series.num_running.append(num_running)
+        series.num_waiting.append(num_waiting)
+        series.kv_usage.append(kv_usage)
+        series.num_preemptions_total.append(total_preemptions)
 
     def _count(self, num_tokens: int, num_preempted: int, num_finished: int) -> None:
         self.total_tokens += num_tokens

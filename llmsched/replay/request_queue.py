@@ -36,37 +36,25 @@ class RequestQueue:
     def __len__(self) -> int:
         raise NotImplementedError
 
-    def __bool__(self) -> bool:
-        return len(self) > 0
-
     def __iter__(self) -> Iterator[Request]:
         raise NotImplementedError
 
 
-class FCFSRequestQueue(RequestQueue):
-    def __init__(self) -> None:
-        self._queue: deque[Request] = deque()
+class FCFSRequestQueue(deque[Request], RequestQueue):
+    """The deque itself: `len`, truth and iteration are the deque's own (C) ones, which
+    the step loop asks for several times a step."""
 
     def add_request(self, request: Request) -> None:
-        self._queue.append(request)
+        self.append(request)
 
     def pop_request(self) -> Request:
-        return self._queue.popleft()
+        return self.popleft()
 
     def peek_request(self) -> Request:
-        return self._queue[0]
+        return self[0]
 
     def prepend_request(self, request: Request) -> None:
-        self._queue.appendleft(request)
-
-    def __len__(self) -> int:
-        return len(self._queue)
-
-    def __bool__(self) -> bool:
-        return bool(self._queue)
-
-    def __iter__(self) -> Iterator[Request]:
-        return iter(self._queue)
+        self.appendleft(request)
 
 
 class PriorityRequestQueue(RequestQueue):
