@@ -21,6 +21,7 @@ from llmsched.diagnose.ranking import RankedFinding
 from llmsched.diagnose.verdict import CONTESTED_WITHIN, verdict
 from llmsched.engine.spec import RuleSpec
 from llmsched.evidence.observations import CONFIGURATION_SIGNATURES, STATE_SIGNATURES
+from llmsched.evidence.signatures import ambiguous_ids
 from llmsched.evidence.triage import Candidate, WordTriage, fill_placeholders, load_symptoms
 from llmsched.model import NotEvaluated
 
@@ -34,6 +35,9 @@ NOT_SHOWN = "not shown by the evidence"
 # that it reads below any rule's confidence over real evidence.
 WORDS_CONFIDENCE_PER_POINT = 0.1
 WORDS_CONFIDENCE_CAP = 0.3
+# what a triage entry rests on: the description's words, or an ambiguous message's causes
+WORDS = "words"
+AMBIGUOUS = "ambiguous message"
 
 
 @dataclass
@@ -99,7 +103,9 @@ def artifact_layers(facts: Facts) -> set[str]:
     return {
         o.layer
         for o in facts.observations
-        if o.source != "text" and o.signature not in CONFIGURATION_SIGNATURES
+        if o.source != "text"
+        and o.signature not in CONFIGURATION_SIGNATURES
+        and o.signature not in ambiguous_ids()  # a message with several causes sets no layer
     }
 
 
@@ -153,7 +159,9 @@ def _entry(
     best = candidate.best
     steps = [_command(line) for line in (spec.next_steps or "").splitlines()] if spec else []
     decide = load_symptoms().decide.get(candidate.layer, ())
-    commands = [fill_placeholders(c, words.names) for c in [*steps, *decide] if c]
+    commands = [
+        fill_placeholders(c, words.names) for c in [*candidate.decide, *steps, *decide] if c
+    ]
     return {
         "rank": rank,
         "layer": candidate.layer,
@@ -169,6 +177,8 @@ def _entry(
             for m in candidate.matches[1:]
         ],
         "commands": list(dict.fromkeys(commands)),
+        "basis": AMBIGUOUS if candidate.cause is not None else WORDS,
+        **({"cause": candidate.cause} if candidate.cause is not None else {}),
     }
 
 
@@ -212,16 +222,24 @@ def _words_verdict(entries: Sequence[dict[str, Any]], recognised: bool) -> dict[
     if top is None:
         return None
     others = sorted({e["layer"] for e in entries if e["status"] != NOT_SHOWN} - {top["layer"]})
-    summary = (
-        f"From the description only: “{top['phrase']}” ({_where(top)}) points at the "
-        f"{top['layer']} layer ({top['rule']})"
-    )
-    if others:
-        summary += f"; the words also fit {', '.join(others)}"
+    named = f"{top['layer']} layer" + (f" ({top['rule']})" if top["rule"] else "")
+    if top["basis"] == AMBIGUOUS:
+        summary = (
+            f"The message “{top['phrase']}” ({_where(top)}) has several known causes; the "
+            f"most common is in the {named}: {top['cause']}"
+        )
+        if others:
+            summary += f"; it can also come from {', '.join(others)}"
+        basis = "an ambiguous message — it names no single cause; the triage ranks them"
+    else:
+        summary = f"From the description only: “{top['phrase']}” ({_where(top)}) points at the "
+        summary += named
+        if others:
+            summary += f"; the words also fit {', '.join(others)}"
+        basis = "words only — " + (
+            "the evidence read matched no rule" if recognised else "no evidence was recognised"
+        )
     summary += ". Run the commands listed under Triage to decide."
-    basis = "words only — " + (
-        "the evidence read matched no rule" if recognised else "no evidence was recognised"
-    )
     return {
         "layer": top["layer"],
         "rule": top["rule"],
