@@ -65,7 +65,7 @@ def weigh_words(
     layers = artifact_layers(facts)
     candidates = sorted(in_setting(words.candidates, setting), key=lambda c: outweighed(c, layers))
     for rank, candidate in enumerate(candidates, 1):
-        spec = specs.get(candidate.rule)
+        spec = specs.get(candidate.rule) if candidate.rule is not None else None
         if candidate.rule in fired:
             status = CONFIRMED
         elif spec is not None and judged(spec, facts) and candidate.rule not in unjudged:

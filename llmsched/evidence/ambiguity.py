@@ -75,7 +75,7 @@ def _candidate(ident: str, item: Any, where: Location) -> WeakCandidate:
         if item.get("layer") not in (None, layer):
             raise RuleError(f"signature {ident}: {rule} is a {layer} rule", where)
     else:
-        layer = item.get("layer")
+        layer = str(item.get("layer"))
         if layer not in {lay.value for lay in Layer}:
             raise RuleError(f"signature {ident}: a cause without a rule needs its layer", where)
     cause, decide, threads = item.get("cause"), item.get("decide"), item.get("threads")
