@@ -31,6 +31,7 @@ JUDGED_SCOPES = {"pod", "node", "ray", "endpoint"}
 CONFIRMED = "confirmed by the evidence"
 WORDS_ONLY = "words only"
 NOT_SHOWN = "not shown by the evidence"
+UNDECIDED = "a known cause of an ambiguous message"
 # A verdict from words is a guess: 0.1 per point of symptom weight, never above 0.3, so
 # that it reads below any rule's confidence over real evidence.
 WORDS_CONFIDENCE_PER_POINT = 0.1
@@ -71,7 +72,7 @@ def weigh_words(
         elif spec is not None and judged(spec, facts) and candidate.rule not in unjudged:
             status = NOT_SHOWN
         else:
-            status = WORDS_ONLY
+            status = WORDS_ONLY if candidate.cause is None else UNDECIDED
         entries.append(_entry(rank, candidate, spec, status, words))
     ranked, broken_by = _break_tie(ranked, entries)
     decided = verdict(ranked)
@@ -225,9 +226,12 @@ def _words_verdict(entries: Sequence[dict[str, Any]], recognised: bool) -> dict[
     named = f"{top['layer']} layer" + (f" ({top['rule']})" if top["rule"] else "")
     if top["basis"] == AMBIGUOUS:
         summary = (
-            f"The message “{top['phrase']}” ({_where(top)}) has several known causes; the "
-            f"most common is in the {named}: {top['cause']}"
+            f"The message “{top['phrase']}” ({_where(top)}) has several known causes; "
+            f"ranked first, the {named}: {top['cause']}"
         )
+        if top["also"]:
+            said = top["also"][0]
+            summary += f"; the description “{said['phrase']}” ({_where(said)}) points at it too"
         if others:
             summary += f"; it can also come from {', '.join(others)}"
         basis = "an ambiguous message — it names no single cause; the triage ranks them"

@@ -43,7 +43,8 @@ def print_triage(
 
     ambiguous = any(e.get("basis") == "ambiguous message" for e in entries)
     title = (
-        "Triage of an ambiguous message (its known causes, most common first)"
+        "Triage of an ambiguous message (its known causes: the paste's setting, then the most"
+        " cited threads, first)"
         if ambiguous
         else "Triage from the description (words only, not evidence)"
     )
