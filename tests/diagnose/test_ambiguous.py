@@ -9,15 +9,17 @@ from typer.testing import CliRunner
 
 from llmsched.cli import _register, app
 from llmsched.diagnose.ambiguous import MESSAGE_WEIGHT, message_candidates, with_messages
+from llmsched.diagnose.facts import build_facts
 from llmsched.diagnose.run import run_diagnose
 from llmsched.diagnose.words import AMBIGUOUS, NOT_SHOWN, UNDECIDED, WORDS, artifact_layers
-from llmsched.diagnose.facts import build_facts
 from llmsched.evidence.observations import Observation
 from llmsched.evidence.triage import triage_words
 from llmsched.model import Location, Report
 
 NCCL = "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
-ACTOR_DIED = "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+ACTOR_DIED = (
+    "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+)
 NO_GPU = "RuntimeError: No CUDA GPUs are available\n"
 
 
