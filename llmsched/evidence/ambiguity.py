@@ -11,6 +11,9 @@ applied here to every entry alike —
    the cause its maintainers or reporter settled on);
 2. on a tie, the cause in the layer the message comes from (closest to the message);
 3. then the order written.
+
+Diagnose puts first the causes in the layer the paste shows the process running in
+(diagnose/ambiguous.py): what the paste shows outranks what the threads say.
 """
 
 from __future__ import annotations
