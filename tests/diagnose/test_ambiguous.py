@@ -144,3 +144,19 @@ def test_words_entries_say_they_are_words(tmp_path: Path) -> None:
     report = diagnose(tmp_path, "TTFT is very high\n")
     assert report.triage and all(e["basis"] == WORDS for e in report.triage)
     assert all(e["status"] != NOT_SHOWN for e in report.triage)
+
+
+def test_a_manifest_that_shows_one_cause_decides(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    manifest = root / "rules/cases/K8S013/bad-vllm-docs-tp2-no-shm.yaml"
+    paste = tmp_path / "paste.txt"
+    paste.write_text(NCCL, encoding="utf-8")
+    report = run_diagnose(paths=[str(paste), str(manifest)])
+    verdict = report.verdict
+    assert verdict is not None and verdict["rule"] == "DK8S11"
+    assert verdict["basis"].startswith("an ambiguous message and configuration")
+    assert "K8S013" in verdict["summary"] and "The message" in verdict["summary"]
+    # a manifest whose causes are not among the message's does not take the verdict
+    other = root / "rules/cases/K8S013/good-lws-sample-dshm.yaml"
+    alone = run_diagnose(paths=[str(paste), str(other)])
+    assert alone.verdict is not None and alone.verdict["basis"].startswith("an ambiguous message")
