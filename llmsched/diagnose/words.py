@@ -93,9 +93,11 @@ def in_setting(candidates: Sequence[Candidate], setting: str | None) -> list[Can
     first: dict[tuple[int, str], int] = {}
     for index, candidate in enumerate(candidates):
         first.setdefault((candidate.score, candidate.best.symptom), index)
+    # an ambiguous message's causes come ordered already (diagnose/ambiguous.py: the
+    # process's own setting, then the threads), a vLLM setting not being a place it ran in
     return sorted(
         candidates,
-        key=lambda c: (first[(c.score, c.best.symptom)], c.layer != setting),
+        key=lambda c: (first[(c.score, c.best.symptom)], c.cause is None and c.layer != setting),
     )
 
 

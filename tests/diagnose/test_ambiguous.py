@@ -11,7 +11,14 @@ from llmsched.cli import _register, app
 from llmsched.diagnose.ambiguous import MESSAGE_WEIGHT, message_candidates, with_messages
 from llmsched.diagnose.facts import build_facts
 from llmsched.diagnose.run import run_diagnose
-from llmsched.diagnose.words import AMBIGUOUS, NOT_SHOWN, UNDECIDED, WORDS, artifact_layers
+from llmsched.diagnose.words import (
+    AMBIGUOUS,
+    NOT_SHOWN,
+    UNDECIDED,
+    WORDS,
+    artifact_layers,
+    in_setting,
+)
 from llmsched.evidence.observations import Observation
 from llmsched.evidence.triage import triage_words
 from llmsched.model import Location, Report
@@ -160,3 +167,9 @@ def test_a_manifest_that_shows_one_cause_decides(tmp_path: Path) -> None:
     other = root / "rules/cases/K8S013/good-lws-sample-dshm.yaml"
     alone = run_diagnose(paths=[str(paste), str(other)])
     assert alone.verdict is not None and alone.verdict["basis"].startswith("an ambiguous message")
+
+
+def test_the_word_setting_does_not_reorder_a_messages_causes() -> None:
+    messages = message_candidates([observation("nccl.system-error", "vllm", NCCL.strip())])
+    assert [c.layer for c in in_setting(messages, "vllm")] == ["kubernetes", "vllm"]
+    assert [c.rule for c in in_setting(messages, "ray")] == [c.rule for c in messages]
