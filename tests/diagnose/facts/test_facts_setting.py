@@ -94,3 +94,10 @@ def test_gpu_shortage_with_pending_pod_events_stays_kubernetes(tmp_path: Path) -
 def test_the_schedulers_resource_name_stays_kubernetes_in_a_ray_setting() -> None:
     triage = triage_words(prose("the RayCluster worker pod: Insufficient nvidia.com/gpu"))
     assert in_setting(triage.candidates, "ray")[0].layer == "kubernetes"
+
+
+def test_an_ambiguous_message_is_not_a_kubernetes_artifact() -> None:
+    # `Killed` / exit code 137 names no sender: it does not take a Ray setting away
+    killed = Observation("process.sigkill", "kubernetes", "kubectl-describe-pod", "Killed", None, {})
+    assert not kubernetes_artifact(killed)
+    assert layer_setting(prose("the placement group never gets created"), [killed]) == "ray"
