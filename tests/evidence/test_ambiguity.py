@@ -11,7 +11,7 @@ import pytest
 from llmsched.engine.loader import load_rules
 from llmsched.errors import RuleError
 from llmsched.evidence.ambiguity import parse_ambiguous
-from llmsched.evidence.signatures import ambiguous_ids, load_signatures
+from llmsched.evidence.signatures import ambiguous_ids, load_signatures, match_message
 from llmsched.model import Location
 
 WHERE = Location("test.yaml")
@@ -85,3 +85,35 @@ def test_every_ambiguous_entry_names_rules_that_exist_and_cites_public_threads()
 def test_a_signature_without_the_key_is_not_ambiguous() -> None:
     plain = next(s for s in load_signatures() if s.id == "nccl.shm-failure")
     assert plain.ambiguous == () and plain.id not in ambiguous_ids()
+
+
+@pytest.mark.parametrize(
+    ("line", "signature"),
+    [
+        ("Killed", "process.sigkill"),
+        ("      Exit Code:    137", "process.sigkill"),
+        ("  exitCode: 137", "process.sigkill"),
+        ("RuntimeError: NCCL Error 2: unhandled system error", "nccl.system-error"),
+        ("ncclSystemError: System call (e.g. socket, malloc) failed", "nccl.system-error"),
+        (
+            "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
+            "ray.actor-died-unexpectedly",
+        ),
+    ],
+)
+def test_the_ambiguous_messages_are_read_in_their_shapes(line: str, signature: str) -> None:
+    assert signature in {m.signature.id for m in match_message(line)}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "the job got killed last night",
+        "Memory cgroup out of memory: Killed process 48213 (python3)",
+        "      Exit Code:    1370",
+        "ip 10.0.137.4 answered in 137 ms",
+        "exit code 0",
+    ],
+)
+def test_other_lines_are_not_a_sigkill(line: str) -> None:
+    assert "process.sigkill" not in {m.signature.id for m in match_message(line)}
