@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llmsched.diagnose.ranking import RankedFinding
-from llmsched.diagnose.words import NOT_SHOWN
+from llmsched.diagnose.words import AMBIGUOUS, NOT_SHOWN
 from llmsched.evidence.triage import layer_of
 from llmsched.model import Finding
 
@@ -69,17 +69,19 @@ def configuration_verdict(
         if entry is None:
             return decided  # the words name a symptom the manifest does not explain
         cause = backed[entry["rule"]][0]
+        said = "message" if entry.get("basis") == AMBIGUOUS else "description"
         return {
             **decided,
             "layer": entry["layer"],
             "rule": entry["rule"],
             "confidence": WITH_WORDS_CONFIDENCE,
             "summary": (
-                f"The description (“{entry['phrase']}”, {_where(entry['location'])}) and the "
+                f"The {said} (“{entry['phrase']}”, {_where(entry['location'])}) and the "
                 f"configuration agree on {entry['rule']}: {cause.rule} {_at(cause)} — "
                 f"{cause.message}"
             ),
-            "basis": "words and configuration — no runtime evidence matched a rule",
+            "basis": f"{'an ambiguous message' if said == 'message' else 'words'} and "
+            "configuration — no runtime evidence matched a rule",
         }
     rule, (cause, *_) = next(iter(backed.items()))
     layer = layer_of(rule)

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from llmsched import __version__
 from llmsched.config import Config
+from llmsched.diagnose.ambiguous import message_candidates, setting_of, with_messages
 from llmsched.diagnose.configuration import configuration_verdict
 from llmsched.diagnose.coverage import (
     described_not_shown,
@@ -122,7 +123,8 @@ def run_diagnose(
     evaluator.run(facts)
     by_code = {s.code: s for s in specs}
     ranked = rank(evaluator.ranked, by_code)
-    words = triage_words(_described(sniffed))
+    messages = message_candidates(facts.observations, setting_of(facts))
+    words = with_messages(triage_words(_described(sniffed)), messages)
     recognised = snapshot is not None or any(s.get("recognised_as") for s in facts.sources)
     weighed = weigh_words(
         words,

@@ -21,6 +21,7 @@ from llmsched.diagnose.ranking import RankedFinding
 from llmsched.diagnose.verdict import CONTESTED_WITHIN, verdict
 from llmsched.engine.spec import RuleSpec
 from llmsched.evidence.observations import CONFIGURATION_SIGNATURES, STATE_SIGNATURES
+from llmsched.evidence.signatures import ambiguous_ids
 from llmsched.evidence.triage import Candidate, WordTriage, fill_placeholders, load_symptoms
 from llmsched.model import NotEvaluated
 
@@ -30,10 +31,14 @@ JUDGED_SCOPES = {"pod", "node", "ray", "endpoint"}
 CONFIRMED = "confirmed by the evidence"
 WORDS_ONLY = "words only"
 NOT_SHOWN = "not shown by the evidence"
+UNDECIDED = "a known cause of an ambiguous message"
 # A verdict from words is a guess: 0.1 per point of symptom weight, never above 0.3, so
 # that it reads below any rule's confidence over real evidence.
 WORDS_CONFIDENCE_PER_POINT = 0.1
 WORDS_CONFIDENCE_CAP = 0.3
+# what a triage entry rests on: the description's words, or an ambiguous message's causes
+WORDS = "words"
+AMBIGUOUS = "ambiguous message"
 
 
 @dataclass
@@ -61,13 +66,13 @@ def weigh_words(
     layers = artifact_layers(facts)
     candidates = sorted(in_setting(words.candidates, setting), key=lambda c: outweighed(c, layers))
     for rank, candidate in enumerate(candidates, 1):
-        spec = specs.get(candidate.rule)
+        spec = specs.get(candidate.rule) if candidate.rule is not None else None
         if candidate.rule in fired:
             status = CONFIRMED
         elif spec is not None and judged(spec, facts) and candidate.rule not in unjudged:
             status = NOT_SHOWN
         else:
-            status = WORDS_ONLY
+            status = WORDS_ONLY if candidate.cause is None else UNDECIDED
         entries.append(_entry(rank, candidate, spec, status, words))
     ranked, broken_by = _break_tie(ranked, entries)
     decided = verdict(ranked)
@@ -88,9 +93,11 @@ def in_setting(candidates: Sequence[Candidate], setting: str | None) -> list[Can
     first: dict[tuple[int, str], int] = {}
     for index, candidate in enumerate(candidates):
         first.setdefault((candidate.score, candidate.best.symptom), index)
+    # an ambiguous message's causes come ordered already (diagnose/ambiguous.py: the
+    # process's own setting, then the threads), a vLLM setting not being a place it ran in
     return sorted(
         candidates,
-        key=lambda c: (first[(c.score, c.best.symptom)], c.layer != setting),
+        key=lambda c: (first[(c.score, c.best.symptom)], c.cause is None and c.layer != setting),
     )
 
 
@@ -99,7 +106,9 @@ def artifact_layers(facts: Facts) -> set[str]:
     return {
         o.layer
         for o in facts.observations
-        if o.source != "text" and o.signature not in CONFIGURATION_SIGNATURES
+        if o.source != "text"
+        and o.signature not in CONFIGURATION_SIGNATURES
+        and o.signature not in ambiguous_ids()  # a message with several causes sets no layer
     }
 
 
@@ -153,7 +162,9 @@ def _entry(
     best = candidate.best
     steps = [_command(line) for line in (spec.next_steps or "").splitlines()] if spec else []
     decide = load_symptoms().decide.get(candidate.layer, ())
-    commands = [fill_placeholders(c, words.names) for c in [*steps, *decide] if c]
+    commands = [
+        fill_placeholders(c, words.names) for c in [*candidate.decide, *steps, *decide] if c
+    ]
     return {
         "rank": rank,
         "layer": candidate.layer,
@@ -169,6 +180,8 @@ def _entry(
             for m in candidate.matches[1:]
         ],
         "commands": list(dict.fromkeys(commands)),
+        "basis": AMBIGUOUS if candidate.cause is not None else WORDS,
+        **({"cause": candidate.cause} if candidate.cause is not None else {}),
     }
 
 
@@ -212,16 +225,27 @@ def _words_verdict(entries: Sequence[dict[str, Any]], recognised: bool) -> dict[
     if top is None:
         return None
     others = sorted({e["layer"] for e in entries if e["status"] != NOT_SHOWN} - {top["layer"]})
-    summary = (
-        f"From the description only: “{top['phrase']}” ({_where(top)}) points at the "
-        f"{top['layer']} layer ({top['rule']})"
-    )
-    if others:
-        summary += f"; the words also fit {', '.join(others)}"
+    named = f"{top['layer']} layer" + (f" ({top['rule']})" if top["rule"] else "")
+    if top["basis"] == AMBIGUOUS:
+        summary = (
+            f"The message “{top['phrase']}” ({_where(top)}) has several known causes; "
+            f"ranked first, the {named}: {top['cause']}"
+        )
+        if top["also"]:
+            said = top["also"][0]
+            summary += f"; the description “{said['phrase']}” ({_where(said)}) points at it too"
+        if others:
+            summary += f"; it can also come from {', '.join(others)}"
+        basis = "an ambiguous message — it names no single cause; the triage ranks them"
+    else:
+        summary = f"From the description only: “{top['phrase']}” ({_where(top)}) points at the "
+        summary += named
+        if others:
+            summary += f"; the words also fit {', '.join(others)}"
+        basis = "words only — " + (
+            "the evidence read matched no rule" if recognised else "no evidence was recognised"
+        )
     summary += ". Run the commands listed under Triage to decide."
-    basis = "words only — " + (
-        "the evidence read matched no rule" if recognised else "no evidence was recognised"
-    )
     return {
         "layer": top["layer"],
         "rule": top["rule"],

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from llmsched.errors import RuleError
+from llmsched.evidence.ambiguity import WeakCandidate, parse_ambiguous
 from llmsched.evidence.keyword_scan import KeywordScan
 from llmsched.model import Layer, Location
 
@@ -39,6 +40,7 @@ _KEYS = {
     "parse",
     "examples",
     "emitted_by",
+    "ambiguous",
 }
 _EMITTER_KEYS = {"repo", "file", "thread", "versions"}
 
@@ -69,6 +71,8 @@ class Signature:
     parse: str | None
     examples: tuple[str, ...]
     emitted_by: tuple[Emitter, ...] = ()
+    # the message's known causes when it has several (evidence/ambiguity.py), ranked
+    ambiguous: tuple[WeakCandidate, ...] = ()
 
     def could_match(self, text: str) -> bool:
         return any(keyword in text for keyword in self.keywords)
@@ -128,6 +132,12 @@ def candidates_for(text: str) -> tuple[Signature, ...]:
 @functools.lru_cache(maxsize=4096)  # lines that hold the same keywords reach the same signatures
 def _reached(present: frozenset[str]) -> tuple[Signature, ...]:
     return tuple(s for s in load_signatures() if not present.isdisjoint(s.keywords))
+
+
+@functools.lru_cache(maxsize=1)
+def ambiguous_ids() -> frozenset[str]:
+    """Signatures whose message has several known causes: they set no layer on their own."""
+    return frozenset(s.id for s in load_signatures() if s.ambiguous)
 
 
 @functools.lru_cache(maxsize=1)
@@ -340,6 +350,7 @@ def _signature(entry: Any, path: Path) -> Signature:
         parse=parse,
         examples=tuple(str(e) for e in entry.get("examples") or ()),
         emitted_by=emitted_by,
+        ambiguous=parse_ambiguous(ident, entry.get("ambiguous"), str(layer), where),
     )
 
 

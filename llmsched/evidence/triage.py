@@ -2,9 +2,8 @@
 the symptom catalogue (`symptoms.yaml`, next to this module) and ranked into candidate
 diagnose rules, each with the phrase that matched and where it was written.
 
-Words are weak evidence: this module only says what they point at. Whether they win,
-add a candidate or are contradicted by the artifacts is decided one floor up, where the
-rules have been run.
+Words are weak evidence: this module only says what they point at. Whether they win, add a
+candidate or are contradicted by the artifacts is decided one floor up, where rules ran.
 """
 
 from __future__ import annotations
@@ -100,10 +99,12 @@ class WordMatch:
 
 @dataclass(frozen=True)
 class Candidate:
-    rule: str
+    rule: str | None  # None: a known cause the checklist has no rule for (its layer only)
     layer: str
     score: int
     matches: tuple[WordMatch, ...]  # strongest first
+    cause: str | None = None  # a cause of an ambiguous message (diagnose/ambiguous.py)
+    decide: tuple[str, ...] = ()
 
     @property
     def best(self) -> WordMatch:
@@ -183,7 +184,7 @@ def triage_words(
         )
         for rule, words in found.items()
     ]
-    candidates.sort(key=lambda c: (-c.score, -c.best.weight, positions[c.rule], c.rule))
+    candidates.sort(key=lambda c: (-c.score, -c.best.weight, positions[c.rule or ""], str(c.rule)))
     return WordTriage(tuple(candidates), extract_names(joined), len(kept), truncated)
 
 

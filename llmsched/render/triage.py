@@ -41,12 +41,17 @@ def print_triage(
     from rich.padding import Padding
     from rich.text import Text
 
-    console.print(
-        Text("Triage from the description (words only, not evidence)", style="bold underline")
+    ambiguous = any(e.get("basis") == "ambiguous message" for e in entries)
+    title = (
+        "Triage of an ambiguous message (its known causes: the paste's setting, then the most"
+        " cited threads, first)"
+        if ambiguous
+        else "Triage from the description (words only, not evidence)"
     )
+    console.print(Text(title, style="bold underline"))
     for entry in entries[:MAX_SHOWN]:
         head = Text(f"{entry['rank']}. ")
-        head.append(f"{entry['layer']} · {entry['rule']}", style="bold")
+        head.append(f"{entry['layer']} · {entry['rule'] or 'no checklist rule'}", style="bold")
         if entry.get("name"):
             head.append(f" {entry['name']}")
         head.append(f"  ({entry['status']}; score {entry['score']})", style="dim")
@@ -56,6 +61,8 @@ def print_triage(
         quote.append(f"“{entry['phrase']}”")
         quote.append(f"   ← {location['path']}:{location['line']}", style="dim")
         console.print(Padding(quote, (0, 0, 0, 4)))
+        if entry.get("cause"):
+            console.print(Padding(Text(f"cause: {entry['cause']}"), (0, 0, 0, 4)))
         console.print(Padding(Text(f"symptom from {entry['source']}", style="dim"), (0, 0, 0, 4)))
         for command in entry["commands"][:MAX_COMMANDS]:
             console.print(Padding(Text(f"$ {command}"), (0, 0, 0, 4)))

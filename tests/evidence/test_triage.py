@@ -241,3 +241,53 @@ def test_defers_to_must_name_known_symptoms(tmp_path: Path) -> None:
 def test_layer_settings_are_compiled_and_searched() -> None:
     assert CATALOGUE.set_in("ray", "ray.exceptions.ActorDiedError: the actor died") is not None
     assert CATALOGUE.set_in("ray", "kubectl describe pod vllm-0") is None
+
+
+# Resource state as people describe it: each resource x state, in both languages, points at
+# the rule of that resource; the same resource in another state, or another resource in that
+# state, does not.
+STATES = [
+    ("GPU count dropped to 0 after reboot", "DK8S08"),
+    ("Allocatable nvidia.com/gpu is 0", "DK8S08"),
+    ("capacity shows 0 GPUs", "DK8S08"),
+    ("the node now reports zero allocatable GPUs", "DK8S08"),
+    ("节点上 GPU 数量变成 0", "DK8S08"),
+    ("重启之后 nvidia.com/gpu 的容量为 0", "DK8S08"),
+    ("the container memory reached its limit during loading", "DK8S13"),
+    ("推理服务启动时内存被打满", "DK8S13"),
+    ("gpu_cache_usage 99% for minutes", "DVLLM02"),
+    ("free blocks dropped to 0", "DVLLM02"),
+    ("KV cache 的 block 用完了", "DVLLM02"),
+    ("waiting requests keep growing", "DVLLM01"),
+    ("队列越来越长", "DVLLM01"),
+    ("Pending 的 Pod 越来越多", "DK8S01"),
+    ("显存占满了", "DK8S06"),
+]
+
+
+@pytest.mark.parametrize(("text", "rule"), STATES)
+def test_a_described_resource_state_points_at_its_rule(text: str, rule: str) -> None:
+    assert words(text)[:1] == [rule]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "GPU count went from 0 to 8 after we fixed the plugin",
+        "GPU utilization dropped to 0.5",
+        "GPU 数量是 8",
+        "the KV cache usage is 35%",
+        "kv_cache_usage_perc is 0.42",
+        "显存还剩一半",
+        "memory usage stays well below the limit",
+        "the GPU count is not 0",
+    ],
+)
+def test_other_states_of_those_resources_point_nowhere_new(text: str) -> None:
+    found = words(text)
+    assert not {"DK8S08", "DVLLM02", "DK8S13"} & set(found[:1]), (text, found)
+
+
+def test_a_gpu_count_of_zero_in_ray_is_rays_when_set_in_ray() -> None:
+    triage = triage_words([(Location("d.txt", 1), "ray status: the GPU count dropped to 0")])
+    assert {c.rule for c in triage.candidates} >= {"DK8S08", "DRAY02"}

@@ -46,3 +46,19 @@ def test_the_nothing_recognised_panel_lists_what_to_paste() -> None:
 def test_nothing_recognised_needs_the_words_stats() -> None:
     assert nothing_recognised({"recognised": False})
     assert not nothing_recognised({"recognised": True}) and not nothing_recognised({})
+
+
+def test_an_ambiguous_messages_causes_are_titled_so_and_a_rule_less_cause_is_named() -> None:
+    cause = {
+        **ENTRY,
+        "layer": "vllm",
+        "rule": None,
+        "name": None,
+        "basis": "ambiguous message",
+        "cause": "NCCL's socket bootstrap failed",
+        "status": "a known cause of an ambiguous message",
+    }
+    out = render(lambda c: print_triage(c, [cause], {}))
+    assert "Triage of an ambiguous message" in out and "words only, not evidence" not in out
+    assert "vllm · no checklist rule" in out and "cause: NCCL's socket bootstrap failed" in out
+    assert "None" not in out

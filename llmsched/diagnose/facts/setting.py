@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from itertools import chain
 
 from llmsched.evidence.observations import CONFIGURATION_SIGNATURES, Observation
+from llmsched.evidence.signatures import ambiguous_ids
 from llmsched.evidence.triage import Catalogue, load_symptoms
 from llmsched.model import Location
 
@@ -55,4 +56,5 @@ def kubernetes_artifact(observation: Observation) -> bool:
         observation.layer == "kubernetes"
         and observation.source != "text"
         and observation.signature not in CONFIGURATION_SIGNATURES
+        and observation.signature not in ambiguous_ids()  # `Killed` names no layer
     )

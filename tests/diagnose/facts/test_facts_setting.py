@@ -97,7 +97,9 @@ def test_the_schedulers_resource_name_stays_kubernetes_in_a_ray_setting() -> Non
 
 
 def test_vllm_on_its_own_sets_the_text_in_vllm() -> None:
-    assert layer_setting(prose("python -m vllm.entrypoints.openai.api_server --model m"), []) == "vllm"
+    assert (
+        layer_setting(prose("python -m vllm.entrypoints.openai.api_server --model m"), []) == "vllm"
+    )
     assert layer_setting(prose("from vllm import LLM", "llm = LLM(model='m')"), []) == "vllm"
 
 
@@ -126,3 +128,12 @@ def test_ray_named_at_all_sets_the_text_in_ray() -> None:
     assert layer_setting(prose("ray OOM in tensor parallel"), []) == "ray"
     assert layer_setting(prose("INFO Started a local Ray instance."), []) == "ray"
     assert layer_setting(prose("the X-ray model returns an array"), []) is None
+
+
+def test_an_ambiguous_message_is_not_a_kubernetes_artifact() -> None:
+    # `Killed` / exit code 137 names no sender: it does not take a Ray setting away
+    killed = Observation(
+        "process.sigkill", "kubernetes", "kubectl-describe-pod", "Killed", None, {}
+    )
+    assert not kubernetes_artifact(killed)
+    assert layer_setting(prose("the placement group never gets created"), [killed]) == "ray"
