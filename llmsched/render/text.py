@@ -12,15 +12,18 @@ from typing import TYPE_CHECKING
 
 from llmsched.model import Finding, Report, ReportKind, Severity, Subject
 from llmsched.render.console import SEVERITY_STYLES, make_console
+from llmsched.render.finding_table import Cell, Row, StyledLine, layout, one_cell_each, wrap
 from llmsched.render.frame import close_report, verdict_panel
 from llmsched.render.story import render_story
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+    from rich.style import Style
     from rich.text import Text
 
 NO_FILE = "(no file)"
 MAX_EVIDENCE_SHOWN = 4
+INDENT = 2  # each object's table, under its file
 
 
 def render(report: Report, *, color: bool = False, width: int | None = None) -> str:
@@ -31,11 +34,11 @@ def render(report: Report, *, color: bool = False, width: int | None = None) -> 
     if report.verdict is not None:
         console.print(verdict_panel(report.verdict))
         console.print()
-    _print_findings(console, report.active_findings)
+    _print_findings(console, report.active_findings, color)
     return close_report(console, buffer, report, color)
 
 
-def _print_findings(console: Console, findings: list[Finding]) -> None:
+def _print_findings(console: Console, findings: list[Finding], color: bool) -> None:
     from rich.padding import Padding
     from rich.text import Text
 
@@ -49,13 +52,74 @@ def _print_findings(console: Console, findings: list[Finding]) -> None:
         max(len(s.name) for s in Severity),
         max([4, *(max(len(f.rule), len(f.name)) for f in findings)]),
     )
+    out = _Lines(console, color)
+    inner = console.width - INDENT
     # Files in path order, the findings without a file last.
     for path in sorted(by_file, key=lambda p: (p == NO_FILE, p)):
-        console.print(Text(path, style="bold underline"))
+        if one_cell_each(path):
+            out.add(wrap([[(path, "bold underline")]], console.width, pad=False))
+        else:
+            out.print(Text(path, style="bold underline"))
         subjects = by_file[path]
         for subject in sorted(subjects, key=lambda s: (_first_line(subjects[s]), str(s))):
-            console.print(Padding(_subject_table(subject, subjects[subject], widths), (0, 0, 0, 2)))
-        console.print()
+            group = sorted(subjects[subject], key=lambda f: (_line_of(f), -f.severity, f.rule))
+            table = layout((str(subject), "bold"), [_row(f) for f in group], widths, inner)
+            if table is None:
+                out.print(Padding(_subject_table(subject, group, widths), (0, 0, 0, INDENT)))
+            else:
+                out.add([[(" " * INDENT, ""), *line] for line in table.title + table.lines])
+        out.add([[]])
+    out.flush()
+
+
+class _Lines:
+    """Writes laid-out lines to the console's file as they come, plain or styled; a rich
+    renderable printed in between goes through the console after them."""
+
+    def __init__(self, console: Console, color: bool) -> None:
+        self.console, self.color = console, color
+        self.pending: list[StyledLine] = []
+
+    def add(self, lines: list[StyledLine]) -> None:
+        self.pending.extend(lines)
+        if len(self.pending) > 2000:
+            self.flush()
+
+    def print(self, renderable: RenderableType) -> None:
+        self.flush()
+        self.console.print(renderable)
+
+    def flush(self) -> None:
+        lines, self.pending = self.pending, []
+        if not lines:
+            return
+        if self.color:
+            self.console.print(_Segments(lines), soft_wrap=True)
+        else:
+            self.console.file.write(
+                "".join(["".join([t for t, _ in line]) + "\n" for line in lines])
+            )
+
+
+class _Segments:
+    def __init__(self, lines: list[StyledLine]) -> None:
+        self.lines = lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.segment import Segment
+
+        styles: dict[str, Style] = {}
+        for line in self.lines:
+            for text, name in line:
+                if name and name not in styles:
+                    styles[name] = console.get_style(name)
+                yield Segment(text, styles[name] if name else None)
+            yield Segment.line()
+
+
+def _row(finding: Finding) -> Row:
+    severity = (str(finding.severity), SEVERITY_STYLES[finding.severity])
+    return Row(_line_column(finding), severity, finding.rule, finding.name, _finding_runs(finding))
 
 
 def _first_line(findings: list[Finding]) -> int:
@@ -103,16 +167,29 @@ def _line_column(finding: Finding) -> str:
     return str(location.line) if location.column is None else f"{location.line}:{location.column}"
 
 
+def _finding_runs(finding: Finding) -> Cell:
+    """The finding column of one finding: message, fix, evidence, as lines of styled runs."""
+    cell: Cell = [[(line, "")] for line in finding.message.split("\n")]
+    if finding.remediation:
+        fix, *more = finding.remediation.split("\n")
+        cell.append([("fix: ", "bold green"), (fix, "")])
+        cell.extend([(line, "")] for line in more)
+    for evidence in finding.evidence[:MAX_EVIDENCE_SHOWN]:
+        text = f"{evidence.source}: {evidence.key} = {evidence.value}"
+        cell.extend([(line, "dim")] for line in text.split("\n"))
+    hidden = len(finding.evidence) - MAX_EVIDENCE_SHOWN
+    if hidden > 0:
+        cell.append([(f"… {hidden} more evidence", "dim")])
+    return cell
+
+
 def _finding_cell(finding: Finding) -> Text:
     from rich.text import Text
 
-    cell = Text(finding.message)
-    if finding.remediation:
-        cell.append("\nfix: ", style="bold green")
-        cell.append(finding.remediation)
-    for evidence in finding.evidence[:MAX_EVIDENCE_SHOWN]:
-        cell.append(f"\n{evidence.source}: {evidence.key} = {evidence.value}", style="dim")
-    hidden = len(finding.evidence) - MAX_EVIDENCE_SHOWN
-    if hidden > 0:
-        cell.append(f"\n… {hidden} more evidence", style="dim")
+    cell = Text()
+    for index, line in enumerate(_finding_runs(finding)):
+        if index:
+            cell.append("\n")
+        for text, style in line:
+            cell.append(text, style=style or None)
     return cell
