@@ -23,7 +23,7 @@ Cell = list[StyledLine]  # one entry per "\n"-separated line of the cell
 HEADERS = (("line", True), ("severity", False), ("rule", False), ("finding", False))
 HEADER_STYLE = "table.header"  # rich's theme style for table headers (bold)
 GAP = "   "  # right padding, the SIMPLE_HEAD column divider, left padding
-_WORD = re.compile(r"\s*\S+\s*")  # what rich's word wrap calls a word
+_NON_SPACE = re.compile(r"[^ ]")
 _TRAILING_SPACE = re.compile(r"\s+$")
 
 
@@ -119,30 +119,36 @@ def wrap(cell: Cell, width: int, *, pad: bool = True) -> Cell:
 
 
 def _breaks(text: str, width: int) -> list[int]:
-    """Where rich's `divide_line` breaks `text` (all one-cell characters) at `width`."""
+    """Where rich's `divide_line` breaks `text` (printable, one-cell characters, so that a
+    space is the only whitespace) at `width`.
+
+    rich walks word by word (a word: leading spaces at the very start, a run of non-spaces,
+    its trailing spaces). A word stays on the line while its last non-space fits, so the
+    line from `start` ends before the word holding the first non-space at `start + width`
+    or later: break there, or, for a word longer than the width, fold it into pieces of
+    `width` and go on from the last piece."""
     breaks: list[int] = []
-    if len(text) <= width:
-        return breaks
-    offset = 0
-    for match in _WORD.finditer(text):
-        start, end = match.span()
-        word = match.group(0)
-        word_length = len(word.rstrip())
-        if width - offset >= word_length:
-            offset += end - start
-        elif word_length > width:  # fold the word over several lines
-            chunks = [word[i : i + width] for i in range(0, len(word), width)]
-            for index, chunk in enumerate(chunks):
-                if start:
-                    breaks.append(start)
-                if index == len(chunks) - 1:
-                    offset = len(chunk)
-                else:
-                    start += len(chunk)
-        elif offset and start:
-            breaks.append(start)
-            offset = end - start
-    return breaks
+    start, length = 0, len(text)
+    first = _NON_SPACE.search(text)
+    lead = first.start() if first else length  # spaces before the first word belong to it
+    while True:
+        overflow = _NON_SPACE.search(text, start + width)
+        if overflow is None:
+            return breaks
+        at = overflow.start()
+        space = text.rfind(" ", 0, at)
+        word = space + 1 if space >= lead else 0
+        word_end = text.find(" ", at)
+        word_end = length if word_end < 0 else word_end
+        if word_end - word <= width:
+            breaks.append(word)
+            start = word
+            continue
+        after = _NON_SPACE.search(text, word_end)
+        end = length if after is None else after.start()
+        pieces = range(word, end, width)
+        breaks.extend(piece for piece in pieces if piece)
+        start = pieces[-1]
 
 
 def _slice(line: StyledLine, start: int, end: int) -> StyledLine:

@@ -8,17 +8,18 @@ All report text goes through `rich.text.Text`, never markup, so a `[` in a messa
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from llmsched.model import Finding, Report, ReportKind, Severity, Subject
 from llmsched.render.console import SEVERITY_STYLES, make_console
-from llmsched.render.finding_table import Cell, Row, StyledLine, layout, one_cell_each, wrap
+from llmsched.render.finding_table import Cell, Row, layout, one_cell_each, wrap
 from llmsched.render.frame import close_report, verdict_panel
+from llmsched.render.line_writer import LineWriter
 from llmsched.render.story import render_story
 
 if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
-    from rich.style import Style
+    from rich.console import RenderableType
     from rich.text import Text
 
 NO_FILE = "(no file)"
@@ -27,18 +28,32 @@ INDENT = 2  # each object's table, under its file
 
 
 def render(report: Report, *, color: bool = False, width: int | None = None) -> str:
+    return "".join(render_pieces(report, color=color, width=width))
+
+
+def render_pieces(
+    report: Report, *, color: bool = False, width: int | None = None
+) -> Iterator[str]:
+    """`render`'s text in pieces, to write as they come (a report with many findings is
+    never held whole as text)."""
     if report.kind is ReportKind.diagnose:
-        return render_story(report, color=color, width=width)
+        yield render_story(report, color=color, width=width)
+        return
     buffer = io.StringIO()
     console = make_console(buffer, color, width or 100)
+    out = LineWriter(console, buffer, color)
     if report.verdict is not None:
         console.print(verdict_panel(report.verdict))
         console.print()
-    _print_findings(console, report.active_findings, color)
-    return close_report(console, buffer, report, color)
+    for _ in _print_findings(out, report.active_findings):
+        yield from out.drain()
+    yield from out.drain()
+    yield close_report(console, buffer, report, color)
 
 
-def _print_findings(console: Console, findings: list[Finding], color: bool) -> None:
+def _print_findings(out: LineWriter, findings: list[Finding]) -> Iterator[None]:
+    """Prints the findings, pausing (yielding) after each file so that what is written can
+    be taken out."""
     from rich.padding import Padding
     from rich.text import Text
 
@@ -52,69 +67,24 @@ def _print_findings(console: Console, findings: list[Finding], color: bool) -> N
         max(len(s.name) for s in Severity),
         max([4, *(max(len(f.rule), len(f.name)) for f in findings)]),
     )
-    out = _Lines(console, color)
-    inner = console.width - INDENT
+    full = out.console.width
     # Files in path order, the findings without a file last.
     for path in sorted(by_file, key=lambda p: (p == NO_FILE, p)):
         if one_cell_each(path):
-            out.add(wrap([[(path, "bold underline")]], console.width, pad=False))
+            out.add(wrap([[(path, "bold underline")]], full, pad=False))
         else:
             out.print(Text(path, style="bold underline"))
         subjects = by_file[path]
         for subject in sorted(subjects, key=lambda s: (_first_line(subjects[s]), str(s))):
             group = sorted(subjects[subject], key=lambda f: (_line_of(f), -f.severity, f.rule))
-            table = layout((str(subject), "bold"), [_row(f) for f in group], widths, inner)
+            rows = [_row(f) for f in group]
+            table = layout((str(subject), "bold"), rows, widths, full - INDENT)
             if table is None:
                 out.print(Padding(_subject_table(subject, group, widths), (0, 0, 0, INDENT)))
             else:
                 out.add([[(" " * INDENT, ""), *line] for line in table.title + table.lines])
         out.add([[]])
-    out.flush()
-
-
-class _Lines:
-    """Writes laid-out lines to the console's file as they come, plain or styled; a rich
-    renderable printed in between goes through the console after them."""
-
-    def __init__(self, console: Console, color: bool) -> None:
-        self.console, self.color = console, color
-        self.pending: list[StyledLine] = []
-
-    def add(self, lines: list[StyledLine]) -> None:
-        self.pending.extend(lines)
-        if len(self.pending) > 2000:
-            self.flush()
-
-    def print(self, renderable: RenderableType) -> None:
-        self.flush()
-        self.console.print(renderable)
-
-    def flush(self) -> None:
-        lines, self.pending = self.pending, []
-        if not lines:
-            return
-        if self.color:
-            self.console.print(_Segments(lines), soft_wrap=True)
-        else:
-            self.console.file.write(
-                "".join(["".join([t for t, _ in line]) + "\n" for line in lines])
-            )
-
-
-class _Segments:
-    def __init__(self, lines: list[StyledLine]) -> None:
-        self.lines = lines
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from rich.segment import Segment
-
-        styles: dict[str, Style] = {}
-        for line in self.lines:
-            for text, name in line:
-                if name and name not in styles:
-                    styles[name] = console.get_style(name)
-                yield Segment(text, styles[name] if name else None)
-            yield Segment.line()
+        yield
 
 
 def _row(finding: Finding) -> Row:

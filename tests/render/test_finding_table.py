@@ -4,16 +4,18 @@ colour, and rich's Table itself where only it is exact."""
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
 import pytest
-from render_fixtures import make_finding
+from render_fixtures import POD_YAML, make_finding
 
 from llmsched.config import Config
 from llmsched.engine.lint import run_lint
-from llmsched.model import Evidence, Location, Report, Subject
+from llmsched.model import Evidence, Location, NotEvaluated, Report, Subject
 from llmsched.render import finding_table, render
+from llmsched.render import frame as frame_module
 from llmsched.render import text as text_module
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -25,6 +27,7 @@ def with_rich_table(report: Report, monkeypatch: pytest.MonkeyPatch, **options: 
     with monkeypatch.context() as patch:
         patch.setattr(text_module, "layout", lambda *args: None)
         patch.setattr(text_module, "one_cell_each", lambda text: False)
+        patch.setattr(frame_module, "one_cell_each", lambda text: False)
         return render(report, "text", **options)  # type: ignore[arg-type]
 
 
@@ -62,9 +65,35 @@ def odd_findings() -> list[Report]:
         make_finding(evidence=tuple(Evidence("manifest", f"k{i}", "v" * i * 9) for i in range(7))),
         make_finding(evidence=(Evidence("manifest", "multi", "line\nvalue"),)),
     ]
-    return [Report(tool_version="0", findings=[f]) for f in shapes] + [
-        Report(tool_version="0", findings=shapes)
+    reasons = ["short", "a long reason " * 12, "x" * 130, "wide 全角", "tab\there"]
+    skipped = [
+        NotEvaluated(f"R{i}", Subject(kind="Pod", name=f"p{i}"), reason, POD_YAML if i else None)
+        for i, reason in enumerate(reasons)
     ]
+    return [Report(tool_version="0", findings=[f]) for f in shapes] + [
+        Report(tool_version="0", findings=shapes, not_evaluated=skipped)
+    ]
+
+
+def random_findings(seed: int = 7) -> list[Report]:
+    """Words of every length and runs of spaces anywhere, where word wrap has its corners."""
+    rng = random.Random(seed)
+
+    def words() -> str:
+        return "".join(
+            "y" * rng.randint(1, 70) + " " * rng.choice((1, 1, 1, 2, 3))
+            for _ in range(rng.randint(0, 25))
+        )
+
+    findings = [
+        make_finding(
+            subject=Subject(kind="Pod", name=f"p{i}"),
+            message=" " * rng.choice((0, 0, 2)) + words(),
+            remediation=words() or None,
+        )
+        for i in range(40)
+    ]
+    return [Report(tool_version="0", findings=findings)]
 
 
 def lint_reports() -> list[Report]:
@@ -75,7 +104,7 @@ def lint_reports() -> list[Report]:
 def test_same_text_as_rich_table(
     report: Report, width: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for case in [report, *odd_findings(), *lint_reports()]:
+    for case in [report, *odd_findings(), *random_findings(), *lint_reports()]:
         assert render(case, "text", width=width) == with_rich_table(case, monkeypatch, width=width)
 
 
@@ -83,7 +112,7 @@ def test_same_text_as_rich_table(
 def test_same_styles_as_rich_table(
     report: Report, width: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for case in [report, *odd_findings(), *lint_reports()]:
+    for case in [report, *odd_findings(), *random_findings(), *lint_reports()]:
         fast = render(case, "text", width=width, color=True)
         rich = with_rich_table(case, monkeypatch, width=width, color=True)
         assert styled_characters(fast) == styled_characters(rich)
