@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rich.style import Style
 
 BATCH = 2000  # lines
+DRAIN_CHARS = 1 << 20  # text held before `drain` hands it on
 
 
 class LineWriter:
@@ -42,9 +43,12 @@ class LineWriter:
             text = "".join(["".join([t for t, _ in line]).rstrip() + "\n" for line in lines])
             self.console.file.write(text)
 
-    def drain(self) -> Iterator[str]:
-        """The finished text written so far (nothing when there is none), taken out of the
-        buffer so that a long report is never held whole."""
+    def drain(self, *, every: bool = False) -> Iterator[str]:
+        """The finished text written so far, taken out of the buffer so that a long report
+        is never held whole: once there is a batch of it, or, with `every`, whatever there
+        is (nothing when there is none)."""
+        if not every and len(self.pending) < BATCH and self.buffer.tell() < DRAIN_CHARS:
+            return
         self.flush()
         text = self.buffer.getvalue()
         self.buffer.seek(0)

@@ -47,13 +47,13 @@ def render_pieces(
         console.print()
     for _ in _print_findings(out, report.active_findings):
         yield from out.drain()
-    yield from out.drain()
+    yield from out.drain(every=True)
     yield close_report(console, buffer, report, color)
 
 
 def _print_findings(out: LineWriter, findings: list[Finding]) -> Iterator[None]:
-    """Prints the findings, pausing (yielding) after each file so that what is written can
-    be taken out."""
+    """Prints the findings, pausing (yielding) after each object so that what is written
+    can be taken out."""
     from rich.padding import Padding
     from rich.text import Text
 
@@ -83,8 +83,8 @@ def _print_findings(out: LineWriter, findings: list[Finding]) -> Iterator[None]:
                 out.print(Padding(_subject_table(subject, group, widths), (0, 0, 0, INDENT)))
             else:
                 out.add([[(" " * INDENT, ""), *line] for line in table.title + table.lines])
+            yield
         out.add([[]])
-        yield
 
 
 def _row(finding: Finding) -> Row:
