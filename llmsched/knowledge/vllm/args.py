@@ -135,13 +135,8 @@ class _Typed(argparse.Action):
         super().__init__(*args, **kwargs)
         self.spec = spec
 
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
         try:
             setattr(namespace, self.dest, _typed(self.spec, values))
         except _ArgError as exc:
@@ -159,13 +154,8 @@ class _Boolean(argparse.BooleanOptionalAction):
         self.nargs = "?"
         self.spec = spec
 
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
         negative = bool(option_string and option_string.startswith("--no-"))
         explicit = getattr(namespace, "_explicit", False)
         value = not negative
@@ -190,23 +180,11 @@ class _Parser(argparse.ArgumentParser):
 def _add_options(parser: argparse.ArgumentParser) -> None:
     for spec in ARG_SPECS:
         if spec.kind == BOOL:
-            parser.add_argument(
-                spec.options[0],
-                *spec.options[1:],
-                dest=spec.dest,
-                action=_Boolean,
-                spec=spec,
-                default=argparse.SUPPRESS,
-            )
+            parser.add_argument(spec.options[0], *spec.options[1:], dest=spec.dest,
+                                action=_Boolean, spec=spec, default=argparse.SUPPRESS)
             continue
-        parser.add_argument(
-            *spec.options,
-            dest=spec.dest,
-            action=_Typed,
-            spec=spec,
-            nargs="+" if spec.kind == LIST else None,
-            default=argparse.SUPPRESS,
-        )
+        parser.add_argument(*spec.options, dest=spec.dest, action=_Typed, spec=spec,
+                            nargs="+" if spec.kind == LIST else None, default=argparse.SUPPRESS)
     shorts: dict[str, list[str]] = {}
     for short, long_option in OTHER_SHORT.items():
         shorts.setdefault(long_option, []).append(short)
@@ -296,16 +274,6 @@ def _parse_group(option: str, values: tuple[str, ...]) -> tuple[dict[str, Any], 
     return {k: v for k, v in vars(namespace).items() if k != "_explicit"}, rest
 
 
-_ATOMS = frozenset({str, int, float, bool, type(None)})
-
-
-def _copy(parsed: tuple[dict[str, Any], list[str]]) -> tuple[dict[str, Any], list[str]]:
-    """A deep copy of a cached `_parse_group` result (its values are mostly atoms, which
-    need none: `copy.deepcopy` of every one took as long as the parse)."""
-    given, rest = parsed
-    return {k: v if type(v) in _ATOMS else copy.deepcopy(v) for k, v in given.items()}, list(rest)
-
-
 def parse_vllm_argv(argv: Sequence[str], *, positional_model: bool = True) -> ParsedArgs:
     """Parse the tokens after `vllm serve` (or after the api_server module).
 
@@ -331,7 +299,7 @@ def parse_vllm_argv(argv: Sequence[str], *, positional_model: bool = True) -> Pa
             skipped = 1 if "=" in option or len(group) == 1 else 2
             loose += [(start + k, t) for k, t in enumerate(group) if k >= skipped]
             continue
-        given, rest = _copy(parsed)
+        given, rest = copy.deepcopy(parsed)
         given_back = given.pop(_GIVEN_BACK, None)
         if not given:  # an unknown option: it keeps the values after it
             unknown += [(start + k, t) for k, t in enumerate(group)]
@@ -429,3 +397,4 @@ def merge_config(cli: ParsedArgs, config: ParsedArgs) -> ParsedArgs:
         errors=cli.errors + config.errors,
         token_index=dict(cli.token_index),
     )
+
