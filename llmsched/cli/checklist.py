@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Annotated
 
@@ -108,6 +109,9 @@ def lint(
     report = run_lint(
         paths, config, stdin=sys.stdin, exclude=exclude or [], stdin_filename=stdin_filename
     )
+    # the report lives to the end of the run: the cycle collector need not walk it again
+    # (nor what it holds of the manifests) while it is rendered
+    gc.freeze()
     use_color = sys.stdout.isatty() if color is None else color
     emit(render_pieces(report, output.value, color=use_color and not output_file), output_file)
     for notice in report.stats.get("notices", []):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TextIO
 
 from llmsched import __version__
@@ -12,7 +14,7 @@ from llmsched.engine.evaluate import compile_rules, evaluate_lint, select_rules
 from llmsched.engine.loader import load_rules
 from llmsched.engine.scope import build_input
 from llmsched.engine.suppression_names import unknown_suppressions
-from llmsched.manifest.sources import load_manifests
+from llmsched.manifest.sources import ManifestSet, load_manifests
 from llmsched.model import Report
 
 KNOWN_KINDS = frozenset(
@@ -68,6 +70,23 @@ def run_lint(
         exclude=exclude,
         stdin_filename=stdin_filename,
     )
+    with _kept_out_of_collection():
+        return _lint(manifests, config)
+
+
+@contextmanager
+def _kept_out_of_collection() -> Iterator[None]:
+    """What is alive now (the manifests, kept to the end) is left out of the cycle
+    collector's walks meanwhile: with 17k objects loaded, each full collection walked them
+    all again while rules ran, a fifth of a big lint's time. Nothing loaded is cyclic."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _lint(manifests: ManifestSet, config: Config) -> Report:
     specs = select_rules(load_rules(config.rules_dir, kind="lint"), config)
     compiled = compile_rules(specs, config)
     lint_input = build_input(manifests.objects, manifests.config_files)
