@@ -109,11 +109,14 @@ def lint(
     report = run_lint(
         paths, config, stdin=sys.stdin, exclude=exclude or [], stdin_filename=stdin_filename
     )
-    # the report lives to the end of the run: the cycle collector need not walk it again
-    # (nor what it holds of the manifests) while it is rendered
-    gc.freeze()
     use_color = sys.stdout.isatty() if color is None else color
-    emit(render_pieces(report, output.value, color=use_color and not output_file), output_file)
+    # the cycle collector need not walk the report (nor what it holds of the manifests)
+    # again and again while it is rendered: nothing in it is cyclic
+    gc.freeze()
+    try:
+        emit(render_pieces(report, output.value, color=use_color and not output_file), output_file)
+    finally:
+        gc.unfreeze()
     for notice in report.stats.get("notices", []):
         typer.echo(f"llmsched: notice: {notice}", err=True)
     echo_errors(report.errors)
