@@ -102,19 +102,35 @@ def wrap(cell: Cell, width: int, *, pad: bool = True) -> Cell:
     line padded to `width` when `pad`."""
     wrapped: Cell = []
     for line in cell:
-        plain = "".join(text for text, _ in line)
-        bounds = [0, *_breaks(plain, width), len(plain)]
-        for start, end in pairwise(bounds):
-            piece = plain[start:end]
-            if len(piece) > width:
-                spaces = _TRAILING_SPACE.search(piece)
-                if spaces:
-                    end -= min(len(spaces.group(0)), len(piece) - width)
-            end = min(end, start + width)
-            runs = _slice(line, start, end)
-            if pad:
-                runs.append((" " * (width - (end - start)), ""))
-            wrapped.append(runs)
+        key = (tuple(line), width, pad)
+        pieces = _WRAPPED.get(key)
+        if pieces is None:
+            pieces = _wrap_line(line, width, pad)
+            if len(_WRAPPED) < _REMEMBERED:  # a rule's fix, evidence: the same in many findings
+                _WRAPPED[key] = pieces
+        wrapped.extend(pieces)
+    return wrapped
+
+
+_WRAPPED: dict[tuple[tuple[Run, ...], int, bool], list[StyledLine]] = {}
+_REMEMBERED = 20_000
+
+
+def _wrap_line(line: StyledLine, width: int, pad: bool) -> list[StyledLine]:
+    wrapped = []
+    plain = "".join(text for text, _ in line)
+    bounds = [0, *_breaks(plain, width), len(plain)]
+    for start, end in pairwise(bounds):
+        piece = plain[start:end]
+        if len(piece) > width:
+            spaces = _TRAILING_SPACE.search(piece)
+            if spaces:
+                end -= min(len(spaces.group(0)), len(piece) - width)
+        end = min(end, start + width)
+        runs = _slice(line, start, end)
+        if pad:
+            runs.append((" " * (width - (end - start)), ""))
+        wrapped.append(runs)
     return wrapped
 
 
@@ -179,7 +195,15 @@ def one_cell_each(text: str) -> bool:
     """Whether every character of `text` is printable and one terminal cell wide."""
     if text.isascii():
         return text.isprintable()
-    from rich.cells import get_character_cell_size
+    known = _ONE_CELL.get(text)
+    if known is None:
+        from rich.cells import get_character_cell_size
 
-    wide = {c for c in text if not c.isascii()}
-    return text.isprintable() and all(get_character_cell_size(c) == 1 for c in wide)
+        wide = {c for c in text if not c.isascii()}
+        known = text.isprintable() and all(get_character_cell_size(c) == 1 for c in wide)
+        if len(_ONE_CELL) < _REMEMBERED:
+            _ONE_CELL[text] = known
+    return known
+
+
+_ONE_CELL: dict[str, bool] = {}
