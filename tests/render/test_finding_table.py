@@ -14,7 +14,7 @@ from render_fixtures import POD_YAML, make_finding
 from llmsched.config import Config
 from llmsched.engine.lint import run_lint
 from llmsched.model import Evidence, Location, NotEvaluated, Report, Subject
-from llmsched.render import finding_table, line_writer, render
+from llmsched.render import finding_table, render
 from llmsched.render import frame as frame_module
 from llmsched.render import text as text_module
 
@@ -136,24 +136,3 @@ def test_text_only_rich_measures_exactly_goes_to_rich(message: str) -> None:
 def test_a_rule_column_rich_would_shrink_goes_to_rich() -> None:
     row = text_module._row(make_finding(rule="R" * 60, message="m " * 40))
     assert finding_table.layout(("t", "bold"), [row], (4, 7, 60), 98) is None
-
-
-def test_a_long_report_comes_in_pieces_that_make_the_whole(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    findings = [
-        make_finding(subject=Subject(kind="Pod", name=f"p{i}"), message="word " * 40)
-        for i in range(500)
-    ]
-    report = Report(tool_version="0", findings=findings)
-    with monkeypatch.context() as patch:
-        patch.setattr(line_writer, "DRAIN_CHARS", 20_000)
-        pieces = list(text_module.render_pieces(report))
-    with monkeypatch.context() as patch:
-        patch.setattr(line_writer, "DRAIN_CHARS", 1 << 40)
-        patch.setattr(line_writer, "BATCH", 1 << 40)
-        whole = list(text_module.render_pieces(report))
-    assert len(whole) == 2  # the findings, then the summary
-    assert len(pieces) > 3
-    assert all(piece.endswith("\n") for piece in pieces)
-    assert "".join(pieces) == "".join(whole)
