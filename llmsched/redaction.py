@@ -32,7 +32,17 @@ from dataclasses import fields, is_dataclass, replace
 from enum import Enum
 from typing import Any, TypeVar
 
-from llmsched.model import Evidence, Location, Report, Subject
+from llmsched.model import (
+    Evidence,
+    Finding,
+    InputError,
+    Layer,
+    Location,
+    NotEvaluated,
+    Report,
+    Severity,
+    Subject,
+)
 
 T = TypeVar("T")
 
@@ -235,7 +245,7 @@ class Redactor:
         kind = type(node)
         if kind is str:
             return self.text(node)  # type: ignore[arg-type, return-value]
-        if node is None or isinstance(node, (bool, int, float, Enum)):
+        if kind in _PLAIN or node is None or isinstance(node, (bool, int, float, Enum)):
             return node
         if isinstance(node, str):
             return self.text(node)  # type: ignore[return-value]
@@ -244,9 +254,13 @@ class Redactor:
             if seen is None:
                 seen = self._shared[id(node)] = (node, self._walk_dataclass(node))
             return seen[1]
-        if isinstance(node, Evidence) and _is_secret_value(node.key, node.value):
-            return replace(node, value=REDACTED)
+        if kind is Evidence and _is_secret_value(node.key, node.value):  # type: ignore[attr-defined]
+            return replace(node, value=REDACTED)  # type: ignore[type-var]
         # what nothing in changed is handed back as it is (most of a report holds no secret)
+        if kind in _DATACLASSES:
+            return self._walk_dataclass(node)
+        if isinstance(node, Evidence) and _is_secret_value(node.key, node.value):
+            return replace(node, value=REDACTED)  # a subclass of Evidence
         if is_dataclass(node) and not isinstance(node, type):
             return self._walk_dataclass(node)
         if isinstance(node, tuple):
@@ -266,13 +280,20 @@ class Redactor:
         return node
 
     def _walk_dataclass(self, node: Any) -> Any:
-        cls: type = node.__class__
-        values = {name: getattr(node, name) for name in _init_fields(cls)}
-        changes = {k: w for k, v in values.items() if (w := self._walk(v)) is not v}
+        changes: dict[str, Any] = {}
+        walk = self._walk
+        for name in _init_fields(node.__class__):
+            value = getattr(node, name)
+            walked = walk(value)
+            if walked is not value:
+                changes[name] = walked
         return replace(node, **changes) if changes else node
 
 
 _SHARED = frozenset({Subject, Location})
+# exact types met in every report, tried before the general checks below them
+_PLAIN = frozenset({type(None), bool, int, float, Layer, Severity})
+_DATACLASSES = frozenset({Finding, NotEvaluated, InputError, Evidence})
 
 
 def _is_tally(key: Any, value: Any) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Annotated
 
@@ -109,7 +110,13 @@ def lint(
         paths, config, stdin=sys.stdin, exclude=exclude or [], stdin_filename=stdin_filename
     )
     use_color = sys.stdout.isatty() if color is None else color
-    emit(render_pieces(report, output.value, color=use_color and not output_file), output_file)
+    # the cycle collector need not walk the report (nor what it holds of the manifests)
+    # again and again while it is rendered: nothing in it is cyclic
+    gc.freeze()
+    try:
+        emit(render_pieces(report, output.value, color=use_color and not output_file), output_file)
+    finally:
+        gc.unfreeze()
     for notice in report.stats.get("notices", []):
         typer.echo(f"llmsched: notice: {notice}", err=True)
     echo_errors(report.errors)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TextIO
 
 from llmsched import __version__
@@ -13,8 +15,9 @@ from llmsched.engine.loader import load_rules
 from llmsched.engine.scope import build_input
 from llmsched.engine.suppression_names import unknown_suppressions
 from llmsched.manifest.source_object import SourceObject
-from llmsched.manifest.sources import load_manifests
+from llmsched.manifest.sources import ManifestSet, load_manifests
 from llmsched.manifest.views import Workload
+from llmsched.manifest.yaml_marks import gc_paused
 from llmsched.model import Report
 
 KNOWN_KINDS = frozenset(
@@ -70,6 +73,25 @@ def run_lint(
         exclude=exclude,
         stdin_filename=stdin_filename,
     )
+    with _kept_out_of_collection():
+        return _lint(manifests, config)
+
+
+@contextmanager
+def _kept_out_of_collection() -> Iterator[None]:
+    """The cycle collector kept from walking, again and again, what lives to the end: the
+    manifests loaded (left out of its walks) and the findings rules make (collection paused
+    while they run). With 17k objects loaded that was a sixth of a big lint's time. None
+    of it is cyclic; what rules leave behind is collected once afterwards."""
+    gc.freeze()
+    try:
+        with gc_paused():  # and what rules make meanwhile: findings, which live on too
+            yield
+    finally:
+        gc.unfreeze()
+
+
+def _lint(manifests: ManifestSet, config: Config) -> Report:
     specs = select_rules(load_rules(config.rules_dir, kind="lint"), config)
     compiled = compile_rules(specs, config)
     lint_input = build_input(manifests.objects, manifests.config_files)

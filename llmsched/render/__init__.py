@@ -38,7 +38,8 @@ def render_pieces(
     report: Report, fmt: str, *, color: bool = False, width: int | None = None
 ) -> Iterator[str]:
     """`render`'s text in pieces, to write as they come: JSON is made one finding at a
-    time (the whole text of a big report would take as much memory as the report)."""
+    time, text a file at a time (the whole text of a big report would take as much memory
+    as the report)."""
     try:
         renderer = FORMATS[fmt]
     except KeyError:
@@ -47,6 +48,8 @@ def render_pieces(
     redacted = redact_report(report)
     if renderer is json_format.render:
         return json_format.render_pieces(redacted)
+    if renderer is text.render:
+        return text.render_pieces(redacted, color=color, width=width)
     return iter([renderer(redacted, color=color, width=width)])
 
 

@@ -41,7 +41,11 @@ def make_console(buffer: io.StringIO, color: bool, width: int) -> Console:
 
 def finish(buffer: io.StringIO, color: bool) -> str:
     """The rendered text; without colour, rows lose rich's padding (piped text reads better)."""
-    out = buffer.getvalue()
+    return finished(buffer.getvalue(), color)
+
+
+def finished(out: str, color: bool) -> str:
+    """`finish` of text that ends a line (so that pieces of a report can be finished apart)."""
     if not color:
         out = "\n".join(line.rstrip() for line in out.splitlines()) + "\n"
     return out

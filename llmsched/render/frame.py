@@ -9,9 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from llmsched.model import Report, Severity
 from llmsched.render.console import finish
+from llmsched.render.finding_table import StyledLine, one_cell_each, wrap
+from llmsched.render.line_writer import LineWriter
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
+
+INDENT = 2  # the lines under a heading
 
 
 def close_report(console: Console, buffer: io.StringIO, report: Report, color: bool) -> str:
@@ -19,7 +23,7 @@ def close_report(console: Console, buffer: io.StringIO, report: Report, color: b
     from rich.text import Text
 
     if report.not_evaluated:
-        _print_not_evaluated(console, report)
+        _print_not_evaluated(LineWriter(console, buffer, color), report)
     if report.errors:
         _print_input_errors(console, report)
     console.print(Text(summary_line(report), style="bold"))
@@ -110,25 +114,34 @@ def format_confidence(value: Any) -> str:
     return str(value)
 
 
-def _print_not_evaluated(console: Console, report: Report) -> None:
+def _print_not_evaluated(out: LineWriter, report: Report) -> None:
     """One line per subject and reason, listing every rule it stopped (rules that need the
     same missing fact — the GPU model, say — would otherwise repeat it)."""
     from rich.padding import Padding
     from rich.text import Text
 
-    console.print(Text("Not evaluated", style="bold"))
+    out.print(Text("Not evaluated", style="bold"))
     grouped: dict[tuple[str, str, str], list[str]] = {}
     for item in report.not_evaluated:
         key = (str(item.subject), item.reason, str(item.location) if item.location else "")
         grouped.setdefault(key, []).append(item.rule)
     for (subject, reason, location), rules in grouped.items():
-        line = Text()
-        line.append(", ".join(dict.fromkeys(rules)), style="bold")
-        line.append(f" {subject}: {reason}")
+        runs: StyledLine = [
+            (", ".join(dict.fromkeys(rules)), "bold"),
+            (f" {subject}: {reason}", ""),
+        ]
         if location:
-            line.append(f" ({location})", style="dim")
-        console.print(Padding(line, (0, 0, 0, 2)))
-    console.print()
+            runs.append((f" ({location})", "dim"))
+        if one_cell_each("".join(text for text, _ in runs)):
+            wrapped = wrap([runs], out.console.width - INDENT)
+            out.add([[(" " * INDENT, ""), *line] for line in wrapped])
+            continue
+        line = Text()
+        for text, style in runs:
+            line.append(text, style=style or None)
+        out.print(Padding(line, (0, 0, 0, INDENT)))
+    out.flush()
+    out.console.print()
 
 
 def _print_input_errors(console: Console, report: Report) -> None:

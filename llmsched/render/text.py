@@ -8,34 +8,52 @@ All report text goes through `rich.text.Text`, never markup, so a `[` in a messa
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from llmsched.model import Finding, Report, ReportKind, Severity, Subject
 from llmsched.render.console import SEVERITY_STYLES, make_console
+from llmsched.render.finding_table import Cell, Row, layout, one_cell_each, wrap
 from llmsched.render.frame import close_report, verdict_panel
+from llmsched.render.line_writer import LineWriter
 from llmsched.render.story import render_story
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import RenderableType
     from rich.text import Text
 
 NO_FILE = "(no file)"
 MAX_EVIDENCE_SHOWN = 4
+INDENT = 2  # each object's table, under its file
 
 
 def render(report: Report, *, color: bool = False, width: int | None = None) -> str:
+    return "".join(render_pieces(report, color=color, width=width))
+
+
+def render_pieces(
+    report: Report, *, color: bool = False, width: int | None = None
+) -> Iterator[str]:
+    """`render`'s text in pieces, to write as they come (a report with many findings is
+    never held whole as text)."""
     if report.kind is ReportKind.diagnose:
-        return render_story(report, color=color, width=width)
+        yield render_story(report, color=color, width=width)
+        return
     buffer = io.StringIO()
     console = make_console(buffer, color, width or 100)
+    out = LineWriter(console, buffer, color)
     if report.verdict is not None:
         console.print(verdict_panel(report.verdict))
         console.print()
-    _print_findings(console, report.active_findings)
-    return close_report(console, buffer, report, color)
+    for _ in _print_findings(out, report.active_findings):
+        yield from out.drain()
+    yield from out.drain(every=True)
+    yield close_report(console, buffer, report, color)
 
 
-def _print_findings(console: Console, findings: list[Finding]) -> None:
+def _print_findings(out: LineWriter, findings: list[Finding]) -> Iterator[None]:
+    """Prints the findings, pausing (yielding) after each object so that what is written
+    can be taken out."""
     from rich.padding import Padding
     from rich.text import Text
 
@@ -49,13 +67,29 @@ def _print_findings(console: Console, findings: list[Finding]) -> None:
         max(len(s.name) for s in Severity),
         max([4, *(max(len(f.rule), len(f.name)) for f in findings)]),
     )
+    full = out.console.width
     # Files in path order, the findings without a file last.
     for path in sorted(by_file, key=lambda p: (p == NO_FILE, p)):
-        console.print(Text(path, style="bold underline"))
+        if one_cell_each(path):
+            out.add(wrap([[(path, "bold underline")]], full, pad=False))
+        else:
+            out.print(Text(path, style="bold underline"))
         subjects = by_file[path]
         for subject in sorted(subjects, key=lambda s: (_first_line(subjects[s]), str(s))):
-            console.print(Padding(_subject_table(subject, subjects[subject], widths), (0, 0, 0, 2)))
-        console.print()
+            group = sorted(subjects[subject], key=lambda f: (_line_of(f), -f.severity, f.rule))
+            rows = [_row(f) for f in group]
+            table = layout((str(subject), "bold"), rows, widths, full - INDENT)
+            if table is None:
+                out.print(Padding(_subject_table(subject, group, widths), (0, 0, 0, INDENT)))
+            else:
+                out.add([[(" " * INDENT, ""), *line] for line in table.title + table.lines])
+            yield
+        out.add([[]])
+
+
+def _row(finding: Finding) -> Row:
+    severity = (str(finding.severity), SEVERITY_STYLES[finding.severity])
+    return Row(_line_column(finding), severity, finding.rule, finding.name, _finding_runs(finding))
 
 
 def _first_line(findings: list[Finding]) -> int:
@@ -103,16 +137,29 @@ def _line_column(finding: Finding) -> str:
     return str(location.line) if location.column is None else f"{location.line}:{location.column}"
 
 
+def _finding_runs(finding: Finding) -> Cell:
+    """The finding column of one finding: message, fix, evidence, as lines of styled runs."""
+    cell: Cell = [[(line, "")] for line in finding.message.split("\n")]
+    if finding.remediation:
+        fix, *more = finding.remediation.split("\n")
+        cell.append([("fix: ", "bold green"), (fix, "")])
+        cell.extend([(line, "")] for line in more)
+    for evidence in finding.evidence[:MAX_EVIDENCE_SHOWN]:
+        text = f"{evidence.source}: {evidence.key} = {evidence.value}"
+        cell.extend([(line, "dim")] for line in text.split("\n"))
+    hidden = len(finding.evidence) - MAX_EVIDENCE_SHOWN
+    if hidden > 0:
+        cell.append([(f"… {hidden} more evidence", "dim")])
+    return cell
+
+
 def _finding_cell(finding: Finding) -> Text:
     from rich.text import Text
 
-    cell = Text(finding.message)
-    if finding.remediation:
-        cell.append("\nfix: ", style="bold green")
-        cell.append(finding.remediation)
-    for evidence in finding.evidence[:MAX_EVIDENCE_SHOWN]:
-        cell.append(f"\n{evidence.source}: {evidence.key} = {evidence.value}", style="dim")
-    hidden = len(finding.evidence) - MAX_EVIDENCE_SHOWN
-    if hidden > 0:
-        cell.append(f"\n… {hidden} more evidence", style="dim")
+    cell = Text()
+    for index, line in enumerate(_finding_runs(finding)):
+        if index:
+            cell.append("\n")
+        for text, style in line:
+            cell.append(text, style=style or None)
     return cell

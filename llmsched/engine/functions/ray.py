@@ -81,16 +81,24 @@ _RETRY_KEYS = ("max_retries", "max_restarts", "max_task_retries", "maxRetries")
 
 def _scan(value: Any, strings: list[str], structured: list[str]) -> None:
     """Every string under `value` (map values, list items), and each `<retry key>: -1`."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str or (kind not in _CONTAINERS and isinstance(value, str)):
         strings.append(value)
-    elif isinstance(value, Mapping):
+    elif kind is dict or (kind is not list and isinstance(value, Mapping)):
         for key, item in value.items():
             if key in _RETRY_KEYS and item == -1:
                 structured.append(f"{key}: -1")
-            _scan(item, strings, structured)
+            if type(item) not in _SCALARS:
+                _scan(item, strings, structured)
     elif isinstance(value, list):
         for item in value:
-            _scan(item, strings, structured)
+            if type(item) not in _SCALARS:
+                _scan(item, strings, structured)
+
+
+# exact types _scan has nothing to do with (YAML data: most leaves), or knows at once
+_SCALARS = frozenset({type(None), bool, int, float})
+_CONTAINERS = frozenset({dict, list})
 
 
 @cel_function
