@@ -26,6 +26,7 @@ VLLM_STARTUP_ERRORS = (
     "vllm.gpu-memory-fraction",
     "vllm.memory-profiling-error",
     "vllm.batched-tokens-below-model-len",
+    "vllm.batched-tokens-below-mm-item",
     "vllm.max-model-len-above-model",
 )
 # engine limits a start-up line names (a refusal's values, or the values settled on)

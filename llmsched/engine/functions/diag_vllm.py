@@ -173,6 +173,12 @@ def _startup_error_text(error: Mapping[str, Any]) -> str:
             f"max_model_len {error.get('max_model_len')} (without chunked prefill one step "
             "must hold a whole prompt)"
         )
+    if signature == "vllm.batched-tokens-below-mm-item":
+        return (
+            f"max_num_batched_tokens {error.get('max_num_batched_tokens')} is smaller than one "
+            f"multimodal item ({error.get('max_tokens_per_mm_item')} tokens), which must fit "
+            "in one step when chunked multimodal input is off"
+        )
     if signature == "vllm.max-model-len-above-model":
         derived = error.get("derived_max_model_len")
         return (
