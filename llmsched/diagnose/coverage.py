@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from llmsched.diagnose.words import NOT_SHOWN
 from llmsched.model import NotEvaluated
 from llmsched.snapshot import Snapshot
 from llmsched.snapshot.status import STATE_FAILED, STATE_OK, STATE_PARTIAL
@@ -69,11 +70,11 @@ def unexplained_errors(sources: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def described_not_shown(triage: Sequence[dict[str, Any]] | None, status: str) -> str | None:
+def described_not_shown(triage: Sequence[dict[str, Any]] | None) -> str | None:
     """The summary for words that name a symptom the evidence read does not show (the
     paste may be from before or after it): the first such triage entry, else None."""
     for entry in triage or ():
-        if entry.get("status") == status:
+        if entry.get("status") == NOT_SHOWN:
             location = entry.get("location") or {}
             return DESCRIBED_NOT_SHOWN.format(
                 layer=entry.get("layer"),

@@ -24,7 +24,7 @@ from llmsched.diagnose.coverage import (
 )
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
-from llmsched.diagnose.words import NOT_SHOWN, weigh_words
+from llmsched.diagnose.words import weigh_words
 from llmsched.engine.evaluate import select_rules
 from llmsched.engine.lint import run_lint
 from llmsched.engine.loader import load_rules
@@ -186,7 +186,7 @@ def run_diagnose(
             # a verdict from the description's words says so itself (its basis)
             anything_read=evidence_read(sources) or decided is not None,
             errors=unexplained_errors(sources),
-            unshown=described_not_shown(weighed.triage, NOT_SHOWN),
+            unshown=described_not_shown(weighed.triage),
         ),
         kind=ReportKind.diagnose,
         triage=weighed.triage,

@@ -15,11 +15,13 @@ from collections.abc import Mapping
 from typing import Any
 
 _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "E", "F"})
-# `RuntimeError: ...`, `torch.OutOfMemoryError: ...`, `ray.exceptions.RayTaskError(...)`,
-# `ValueError` alone: a traceback's final line (CPython's traceback.format_exception_only)
-_EXCEPTION = re.compile(
-    r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)\b(?:\(.*?\))?(?::|$)"
-)
+# a dotted name: `torch.`, `ray.exceptions.`
+QUALIFIER = r"(?:[A-Za-z_]\w*\.)*"
+# the class a traceback's final line names (CPython's traceback.format_exception_only):
+# `RuntimeError`, `torch.OutOfMemoryError`, `ncclSystemError`, `SystemExit`, `KeyboardInterrupt`
+EXCEPTION_CLASS = QUALIFIER + r"[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)"
+# that line, with its message or alone; `RayTaskError(RuntimeError)` names the cause too
+_EXCEPTION = re.compile(rf"^{EXCEPTION_CLASS}\b(?:\(.*?\))?(?::|$)")
 # bash's report of a child's signal ("... Segmentation fault (core dumped) python x.py")
 _PROCESS_DEATH = re.compile(r"^Killed$|^(?:Segmentation fault|Bus error)\b|.*\(core dumped\)")
 

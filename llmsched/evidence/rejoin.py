@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any, Protocol
 
+from llmsched.evidence.error_lines import EXCEPTION_CLASS, QUALIFIER
+
 _MAX_JOINED = 20  # wrapped pieces folded into one record
 
 
@@ -42,7 +44,7 @@ _RECORD_START = re.compile(
 # a line without a log prefix that still opens a message people wrap: the last line of a
 # traceback (`ValueError: ...`, `ray.exceptions.RayTaskError(RuntimeError): ...`)
 _EXCEPTION_HEAD = re.compile(
-    r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning|Exit)(?:\([\w.]*\))?: \S"
+    rf"(?:{EXCEPTION_CLASS}|{QUALIFIER}[A-Za-z_]\w*Warning)(?:\([\w.]*\))?: \S"
 )
 # what cannot be a wrapped piece of one: a numbered step, a log level, `key: value`
 _NOT_A_PIECE = re.compile(

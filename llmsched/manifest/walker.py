@@ -133,14 +133,18 @@ class WorkloadWalker:
         where = dotted((*spec_path, key))
         if not isinstance(items, list):
             if items is not None:
-                self.errors.append(f"{where} is {_a(items)}, not a list: nothing in it was linted")
+                self.errors.append(
+                    f"{where} is {_kind_of(items)}, not a list: nothing in it was linted"
+                )
             return []
         views: list[ContainerView] = []
         for index, item in enumerate(items):
             if isinstance(item, Mapping):
                 views.append(self.container(item, (*spec_path, key, index), init=init))
             elif item is not None:
-                self.errors.append(f"{where}[{index}] is {_a(item)}, not a container: not linted")
+                self.errors.append(
+                    f"{where}[{index}] is {_kind_of(item)}, not a container: not linted"
+                )
         return views
 
     def container(
@@ -174,7 +178,8 @@ def dotted(path: Path) -> str:
     return out
 
 
-def _a(value: Any) -> str:
+def _kind_of(value: Any) -> str:
+    """A value's YAML kind, as a message names it: `a number`, `a mapping`."""
     return {str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(
         type(value), "a mapping" if isinstance(value, Mapping) else "a value"
     )
