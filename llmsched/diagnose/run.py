@@ -23,6 +23,7 @@ from llmsched.diagnose.coverage import (
     unread_sources,
 )
 from llmsched.diagnose.facts import Facts, build_facts
+from llmsched.diagnose.failures import failure_candidates, with_failures
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
 from llmsched.diagnose.words import weigh_words
 from llmsched.engine.evaluate import select_rules
@@ -125,6 +126,7 @@ def run_diagnose(
     ranked = rank(evaluator.ranked, by_code)
     messages = message_candidates(facts.observations, setting_of(facts))
     words = with_messages(triage_words(_described(sniffed)), messages)
+    words = with_failures(words, failure_candidates(facts.observations))
     recognised = snapshot is not None or any(s.get("recognised_as") for s in facts.sources)
     weighed = weigh_words(
         words,

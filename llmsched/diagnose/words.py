@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmsched.diagnose.facts import Facts, Subject
+from llmsched.diagnose.failures import FAILURE
 from llmsched.diagnose.ranking import RankedFinding
 from llmsched.diagnose.verdict import CONTESTED_WITHIN, verdict
 from llmsched.engine.spec import RuleSpec
@@ -32,6 +33,7 @@ CONFIRMED = "confirmed by the evidence"
 WORDS_ONLY = "words only"
 NOT_SHOWN = "not shown by the evidence"
 UNDECIDED = "a known cause of an ambiguous message"
+SHOWN = "a failure the evidence shows; no checklist rule covers it"
 # A verdict from words is a guess: 0.1 per point of symptom weight, never above 0.3, so
 # that it reads below any rule's confidence over real evidence.
 WORDS_CONFIDENCE_PER_POINT = 0.1
@@ -72,7 +74,7 @@ def weigh_words(
         elif spec is not None and judged(spec, facts) and candidate.rule not in unjudged:
             status = NOT_SHOWN
         else:
-            status = WORDS_ONLY if candidate.cause is None else UNDECIDED
+            status = _unjudged_status(candidate)
         entries.append(_entry(rank, candidate, spec, status, words))
     ranked, broken_by = _break_tie(ranked, entries)
     decided = verdict(ranked)
@@ -180,7 +182,7 @@ def _entry(
             for m in candidate.matches[1:]
         ],
         "commands": list(dict.fromkeys(commands)),
-        "basis": AMBIGUOUS if candidate.cause is not None else WORDS,
+        "basis": candidate.basis or (AMBIGUOUS if candidate.cause is not None else WORDS),
         **({"cause": candidate.cause} if candidate.cause is not None else {}),
     }
 
@@ -220,23 +222,47 @@ def _break_tie(
     return ranked, None
 
 
+def _unjudged_status(candidate: Candidate) -> str:
+    if candidate.basis == FAILURE:
+        return SHOWN
+    return WORDS_ONLY if candidate.cause is None else UNDECIDED
+
+
 def _words_verdict(entries: Sequence[dict[str, Any]], recognised: bool) -> dict[str, Any] | None:
     top = next((e for e in entries if e["status"] != NOT_SHOWN), None)
     if top is None:
         return None
     others = sorted({e["layer"] for e in entries if e["status"] != NOT_SHOWN} - {top["layer"]})
     named = f"{top['layer']} layer" + (f" ({top['rule']})" if top["rule"] else "")
-    if top["basis"] == AMBIGUOUS:
+    failures = [m for m in top["also"] if m["source"].startswith(FAILURE)]
+    said = next((m for m in top["also"] if not m["source"].startswith(FAILURE)), None)
+    if top["basis"] == FAILURE:
+        summary = (
+            f"“{top['phrase']}” ({_where(top)}) shows a failure in the {named}: "
+            f"{top['cause']}; no checklist rule covers its cause"
+        )
+        if others:
+            summary += f"; the evidence also points at {', '.join(others)}"
+        basis = "a recognised failure — no diagnose rule explains it"
+    elif top["basis"] == AMBIGUOUS:
         summary = (
             f"The message “{top['phrase']}” ({_where(top)}) has several known causes; "
             f"ranked first, the {named}: {top['cause']}"
         )
-        if top["also"]:
-            said = top["also"][0]
+        if said is not None:
             summary += f"; the description “{said['phrase']}” ({_where(said)}) points at it too"
+        summary += _shown_too(failures)
         if others:
             summary += f"; it can also come from {', '.join(others)}"
         basis = "an ambiguous message — it names no single cause; the triage ranks them"
+    elif failures:
+        summary = (
+            f"The description “{top['phrase']}” ({_where(top)}) points at the {named}"
+            + _shown_too(failures)
+        )
+        if others:
+            summary += f"; the words also fit {', '.join(others)}"
+        basis = "words, and a recognised failure in the same layer that no rule explains"
     else:
         summary = f"From the description only: “{top['phrase']}” ({_where(top)}) points at the "
         summary += named
@@ -255,3 +281,10 @@ def _words_verdict(entries: Sequence[dict[str, Any]], recognised: bool) -> dict[
         "summary": summary,
         "basis": basis,
     }
+
+
+def _shown_too(failures: Sequence[dict[str, Any]]) -> str:
+    if not failures:
+        return ""
+    first = failures[0]
+    return f"; the evidence shows a failure in that layer: “{first['phrase']}” ({_where(first)})"

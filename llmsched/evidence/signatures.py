@@ -41,6 +41,8 @@ _KEYS = {
     "examples",
     "emitted_by",
     "ambiguous",
+    "context",
+    "wrapper",
 }
 _EMITTER_KEYS = {"repo", "file", "thread", "versions"}
 
@@ -73,6 +75,10 @@ class Signature:
     emitted_by: tuple[Emitter, ...] = ()
     # the message's known causes when it has several (evidence/ambiguity.py), ranked
     ambiguous: tuple[WeakCandidate, ...] = ()
+    # the message reports state, progress or configuration, not a failure
+    context: bool = False
+    # the message says a failure happened and that its cause is told elsewhere
+    wrapper: bool = False
 
     def could_match(self, text: str) -> bool:
         return any(keyword in text for keyword in self.keywords)
@@ -351,7 +357,15 @@ def _signature(entry: Any, path: Path) -> Signature:
         examples=tuple(str(e) for e in entry.get("examples") or ()),
         emitted_by=emitted_by,
         ambiguous=parse_ambiguous(ident, entry.get("ambiguous"), str(layer), where),
+        context=_flag(ident, "context", entry.get("context", False), where),
+        wrapper=_flag(ident, "wrapper", entry.get("wrapper", False), where),
     )
+
+
+def _flag(ident: str, key: str, value: Any, where: Location) -> bool:
+    if not isinstance(value, bool):
+        raise RuleError(f"signature {ident}: {key} must be true or false", where)
+    return value
 
 
 def _emitters(ident: str, raw: Any, where: Location) -> tuple[Emitter, ...]:

@@ -1,7 +1,6 @@
 """Free-text triage: the symptom a person describes, in English or Chinese, matched against
 the symptom catalogue (`symptoms.yaml`, next to this module) and ranked into candidate
 diagnose rules, each with the phrase that matched and where it was written.
-
 Words are weak evidence: this module only says what they point at. Whether they win, add a
 candidate or are contradicted by the artifacts is decided one floor up, where rules ran.
 """
@@ -105,6 +104,7 @@ class Candidate:
     matches: tuple[WordMatch, ...]  # strongest first
     cause: str | None = None  # a cause of an ambiguous message (diagnose/ambiguous.py)
     decide: tuple[str, ...] = ()
+    basis: str | None = None  # else words, or an ambiguous message's (diagnose/failures.py)
 
     @property
     def best(self) -> WordMatch:

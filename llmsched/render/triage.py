@@ -41,13 +41,18 @@ def print_triage(
     from rich.padding import Padding
     from rich.text import Text
 
-    ambiguous = any(e.get("basis") == "ambiguous message" for e in entries)
-    title = (
-        "Triage of an ambiguous message (its known causes: the paste's setting, then the most"
-        " cited threads, first)"
-        if ambiguous
-        else "Triage from the description (words only, not evidence)"
-    )
+    bases = {e.get("basis") for e in entries}
+    if "ambiguous message" in bases:
+        title = (
+            "Triage of an ambiguous message (its known causes: the paste's setting, then the"
+            " most cited threads, first)"
+        )
+    elif "recognised failure" in bases:
+        title = "Triage of failures the evidence shows that no rule explains"
+        if "words" in bases:
+            title += ", and of the description's words"
+    else:
+        title = "Triage from the description (words only, not evidence)"
     console.print(Text(title, style="bold underline"))
     for entry in entries[:MAX_SHOWN]:
         head = Text(f"{entry['rank']}. ")

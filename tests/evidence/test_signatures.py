@@ -117,6 +117,16 @@ def test_config_pairs_keep_nested_values_whole() -> None:
             "  emitted_by: [{repo: ray, file: a.py}]\n",
             "owner/name",
         ),
+        (
+            "- id: x\n  layer: ray\n  keywords: [a]\n  patterns: [a]\n  context: 'yes'\n"
+            "  emitted_by: [{repo: ray-project/ray, file: a.py, versions: all}]\n",
+            "context must be true or false",
+        ),
+        (
+            "- id: x\n  layer: ray\n  keywords: [a]\n  patterns: [a]\n  wrapper: 1\n"
+            "  emitted_by: [{repo: ray-project/ray, file: a.py, versions: all}]\n",
+            "wrapper must be true or false",
+        ),
     ],
 )
 def test_malformed_catalogue_is_refused(tmp_path: Path, entry: str, complaint: str) -> None:
