@@ -16,7 +16,7 @@ and ambiguous messages (diagnose/ambiguous.py ranks their causes).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -101,16 +101,26 @@ def failure_candidates(observations: Iterable[Observation]) -> list[Candidate]:
     return sorted(by_layer.values(), key=lambda c: -c.score)
 
 
-def with_failures(words: WordTriage, failures: Sequence[Candidate]) -> WordTriage:
+def with_failures(
+    words: WordTriage, failures: Sequence[Candidate], cites: Mapping[str, frozenset[str]]
+) -> WordTriage:
     """The triage with the recognised failures: a failure supports the first candidate of
-    its layer the words (or an ambiguous message) name, adding its weight and its quote,
-    and stands as its own candidate too. On equal scores the failures go first (they are
-    artifacts)."""
+    its layer the words (or an ambiguous message) name whose rule reads that message
+    (`cites`: rule -> the signatures it quotes), adding its weight and its quote, and
+    stands as its own candidate too. On equal scores the failures go first (artifacts)."""
     if not failures:
         return words
     candidates = list(words.candidates)
     for failure in failures:
-        index = next((i for i, c in enumerate(candidates) if c.layer == failure.layer), None)
+        shown = {m.symptom for m in failure.matches}
+        index = next(
+            (
+                i
+                for i, c in enumerate(candidates)
+                if c.layer == failure.layer and shown & cites.get(c.rule or "", frozenset())
+            ),
+            None,
+        )
         if index is not None:
             supported = candidates[index]
             candidates[index] = replace(

@@ -126,7 +126,8 @@ def run_diagnose(
     ranked = rank(evaluator.ranked, by_code)
     messages = message_candidates(facts.observations, setting_of(facts))
     words = with_messages(triage_words(_described(sniffed)), messages)
-    words = with_failures(words, failure_candidates(facts.observations))
+    cites = {s.code: frozenset(s.signatures) for s in specs}
+    words = with_failures(words, failure_candidates(facts.observations), cites)
     recognised = snapshot is not None or any(s.get("recognised_as") for s in facts.sources)
     weighed = weigh_words(
         words,

@@ -17,6 +17,7 @@ from llmsched.diagnose.failures import (
     failure_candidates,
     with_failures,
 )
+from llmsched.engine.loader import load_rules
 from llmsched.evidence.sniff import sniff_paths
 from llmsched.evidence.triage import triage_words
 from llmsched.model import Location
@@ -104,17 +105,32 @@ def test_a_wrapper_counts_weakly_alone_and_not_beside_its_cause(tmp_path: Path) 
     assert [m.symptom for c in beside for m in c.matches] == ["cuda.oom"]
 
 
-def test_words_of_the_same_layer_pick_the_rule_and_the_failure_stands_too(tmp_path: Path) -> None:
+def cites() -> dict[str, frozenset[str]]:
+    return {s.code: frozenset(s.signatures) for s in load_rules((), kind="diagnose")}
+
+
+def test_words_pick_the_rule_that_reads_the_failure_and_the_failure_stands_too(
+    tmp_path: Path,
+) -> None:
     failures = candidates(tmp_path, LIVENESS)
     words = triage_words(
         [(Location("note.txt", 1), "The pod is killed by its liveness probe while the model loads")]
     )
-    first_rule = next(c for c in words.candidates if c.layer == "kubernetes")
-    combined = with_failures(words, failures).candidates
-    supported = next(c for c in combined if c.rule == first_rule.rule)
-    assert supported.score == first_rule.score + FAILURE_WEIGHT
+    reader = next(c for c in words.candidates if "k8s.probe.liveness-failed" in cites()[c.rule or ""])
+    combined = with_failures(words, failures, cites()).candidates
+    supported = next(c for c in combined if c.rule == reader.rule)
+    assert supported.score == reader.score + FAILURE_WEIGHT
     assert any(c.basis == FAILURE for c in combined)
-    assert combined[0].rule == first_rule.rule
+    assert combined[0].rule == reader.rule
+
+
+def test_words_whose_rule_does_not_read_the_failure_get_no_support(tmp_path: Path) -> None:
+    failures = candidates(tmp_path, PVC_UNBOUND)
+    words = triage_words([(Location("note.txt", 1), "the vLLM pod is stuck in Pending")])
+    combined = with_failures(words, failures, cites()).candidates
+    before = {c.rule: c.score for c in words.candidates}
+    assert all(before[c.rule] == c.score for c in combined if c.basis != FAILURE)
+    assert combined[0].basis == FAILURE
 
 
 def test_words_outrank_a_lone_wrapper_of_another_layer(tmp_path: Path) -> None:
