@@ -22,8 +22,9 @@ from llmsched.diagnose.ranking import RankedFinding
 from llmsched.diagnose.verdict import CONTESTED_WITHIN, verdict
 from llmsched.engine.spec import RuleSpec
 from llmsched.evidence.observations import CONFIGURATION_SIGNATURES, STATE_SIGNATURES
+from llmsched.evidence.placeholders import fill_placeholders
 from llmsched.evidence.signatures import ambiguous_ids
-from llmsched.evidence.triage import Candidate, WordTriage, fill_placeholders, load_symptoms
+from llmsched.evidence.triage import Candidate, WordTriage, load_symptoms
 from llmsched.model import NotEvaluated
 
 # Scopes whose subjects are the thing a rule judges; for "evidence" and "cluster" scopes a

@@ -13,7 +13,6 @@ import yaml
 from llmsched.errors import RuleError
 from llmsched.evidence.triage import (
     MAX_LINES,
-    fill_placeholders,
     layer_of,
     load_symptoms,
     symptom_matches,
@@ -120,33 +119,6 @@ def test_the_match_is_quoted_with_where_it_was_written() -> None:
 
 def test_text_without_symptom_words_names_nothing() -> None:
     assert words("lorem ipsum dolor sit amet", "the weather is nice today", "42") == []
-
-
-def test_placeholders_are_filled_from_the_text() -> None:
-    triage = triage_words(
-        [
-            (
-                Location("-", 1),
-                "pod vllm-7d9f-x2 in namespace serving hangs; http://10.1.2.3:8080 times out",
-            )
-        ]
-    )
-    names = triage.names
-    assert names == {"pod": "vllm-7d9f-x2", "namespace": "serving", "host": "10.1.2.3:8080"}
-    assert fill_placeholders("kubectl describe pod <pod> -n <namespace>", names) == (
-        "kubectl describe pod vllm-7d9f-x2 -n serving"
-    )
-    assert fill_placeholders("curl -s http://<vllm-host>:8000/metrics", names) == (
-        "curl -s http://10.1.2.3:8080/metrics"
-    )
-    assert (
-        fill_placeholders("kubectl describe node <node>", names) == "kubectl describe node <node>"
-    )
-
-
-def test_names_that_are_not_dns_words_are_not_taken() -> None:
-    triage = triage_words([(Location("-", 1), "the pod is pending; namespace $(rm -rf /)")])
-    assert "namespace" not in triage.names and "pod" not in triage.names
 
 
 def test_oversized_prose_is_capped_and_fast() -> None:
