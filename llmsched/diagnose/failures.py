@@ -58,15 +58,22 @@ _WRAPPER_STATE = re.compile(
 )
 _NODE_FAILED = re.compile(r"\bNotReady\b")
 _POD_FIELDS = ("status", "state_reason", "last_state_reason")
+# an error line in a component's own log is that component's failure, its cause unknown
+_ERROR_LINE = "error-line"
+_LOG_LAYER = {"vllm-log": "vllm", "ray-log": "ray"}
 
 
-def failure_candidates(observations: Iterable[Observation]) -> list[Candidate]:
+def failure_candidates(
+    observations: Iterable[Observation], sources: Iterable[Mapping[str, Any]] = ()
+) -> list[Candidate]:
     """One candidate per layer whose failures were read (the first line of each failure
     kind is quoted; more kinds in a layer add their weight), strongest first. A wrapper
-    (a failure whose cause is told elsewhere) counts only when no other failure was read."""
+    (a failure whose cause is told elsewhere) counts only when no other failure was read;
+    so does an error line no signature knows, in the layer whose logging header it has
+    (`sources`: the inputs' accounts, with their first error line)."""
     catalogue = {s.id: s for s in load_signatures()}
     read: dict[str, tuple[Observation, bool]] = {}
-    for observation in observations:
+    for observation in [*observations, *_error_lines(sources)]:
         found = _failure(observation, catalogue)
         if found is not None and found[0] not in read:
             read[found[0]] = (observation, found[1])
@@ -157,6 +164,8 @@ def _failure(observation: Observation, catalogue: dict[str, Any]) -> tuple[str, 
             return None
         told = [s for s in failed if not _WRAPPER_STATE.match(s)]
         return (f"k8s.pod:{told[0]}", False) if told else (f"k8s.pod:{failed[0]}", True)
+    if observation.signature == _ERROR_LINE:
+        return f"{_ERROR_LINE}:{observation.layer}", True
     if observation.signature == "k8s.event" and fields.get("event_type") == "Warning":
         return f"k8s.event:{fields.get('reason')}", False
     if observation.signature == "k8s.node.row" and _NODE_FAILED.search(
@@ -164,6 +173,21 @@ def _failure(observation: Observation, catalogue: dict[str, Any]) -> tuple[str, 
     ):
         return "k8s.node:NotReady", False
     return None
+
+
+def _error_lines(sources: Iterable[Mapping[str, Any]]) -> list[Observation]:
+    """The first error line of each input whose logging header names a layer, as an
+    observation of an error no signature knows."""
+    out: list[Observation] = []
+    for source in sources:
+        first = source.get("first_error")
+        if not isinstance(first, dict):
+            continue
+        layer = _LOG_LAYER.get(str(first.get("log_format")))
+        if layer is not None:
+            where = Location(str(source.get("path")), first.get("line"))
+            out.append(Observation(_ERROR_LINE, layer, "error-line", str(first["text"]), where, {}))
+    return out
 
 
 def _failed_state(state: str) -> bool:
@@ -180,6 +204,8 @@ def _symptom(observation: Observation, catalogue: dict[str, Any]) -> str:
         return f"a Warning event ({fields.get('reason')}) no checklist rule covers"
     if observation.signature == "k8s.node.row":
         return "a node is NotReady"
+    if observation.signature == _ERROR_LINE:
+        return f"an error in the {observation.layer} log that no known message explains"
     return "a pod or container is not running as asked (its status says why)"
 
 

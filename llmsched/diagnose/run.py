@@ -127,7 +127,8 @@ def run_diagnose(
     messages = message_candidates(facts.observations, setting_of(facts))
     words = with_messages(triage_words(_described(sniffed)), messages)
     cites = {s.code: frozenset(s.signatures) for s in specs}
-    words = with_failures(words, failure_candidates(facts.observations), cites)
+    failures = failure_candidates(facts.observations, facts.sources)
+    words = with_failures(words, failures, cites)
     recognised = snapshot is not None or any(s.get("recognised_as") for s in facts.sources)
     weighed = weigh_words(
         words,

@@ -382,5 +382,9 @@ def _account(
         "error_lines": errors,
         "first_error": None
         if first_error is None
-        else {"line": lines[first_error].number, "text": lines[first_error].quote[:200]},
+        else {
+            "line": lines[first_error].number,
+            "text": lines[first_error].quote[:200],
+            "log_format": lines[first_error].log_format,  # whose logging header, if any
+        },
     }

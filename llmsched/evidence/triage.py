@@ -30,7 +30,7 @@ MAX_QUOTE_CHARS = 160
 
 LAYER_OF_PREFIX = {"DK8S": "kubernetes", "DRAY": "ray", "DVLLM": "vllm"}
 _RULE_ID = re.compile(r"^(DK8S|DRAY|DVLLM)\d\d$")
-_KEYS = {"id", "rules", "weight", "source", "en", "zh", "context", "defers_to", "examples"}
+_KEYS = {"id", "rules", "layer", "weight", "source", "en", "zh", "context", "defers_to", "examples"}
 _NEGATION_EN = re.compile(
     r"\b(?:not|no|never|without|no\s+longer|(?:is|are|was|were|do|does|did|has|have)n.?t)\b",
     re.IGNORECASE,
@@ -63,6 +63,13 @@ class Symptom:
     # symptoms that, when also described, name the cause this one only shows downstream
     # ("probes pass" next to "the scheduler deadlocks"): this one then counts as generic
     defers_to: tuple[str, ...] = ()
+    layer: str | None = None  # a symptom of a layer that no checklist rule names (rules ())
+
+    def targets(self) -> list[tuple[str | None, str]]:
+        """(rule, layer) pairs the symptom points at; (None, layer) for a layer-only one."""
+        if not self.rules:
+            return [(None, str(self.layer))]
+        return [(rule, layer_of(rule)) for rule in self.rules]
 
 
 @dataclass(frozen=True)
@@ -154,8 +161,8 @@ def triage_words(
     starts = [0]
     for _, text in kept[:-1]:
         starts.append(starts[-1] + len(text) + 1)
-    found: dict[str, list[WordMatch]] = {}
-    positions: dict[str, int] = {}
+    found: dict[tuple[str | None, str], list[WordMatch]] = {}
+    positions: dict[tuple[str | None, str], int] = {}
     taken: list[tuple[int, int, int]] = []  # (start, end, weight) of the spans matched
     matched: dict[str, tuple[Symptom, re.Match[str]]] = {}
     # strongest symptoms first: words already read as a specific symptom ("stuck in
@@ -171,21 +178,26 @@ def triage_words(
         where = kept[index][0]
         quote = " ".join(match.group(0).split())[:MAX_QUOTE_CHARS]
         word = WordMatch(symptom.id, quote, where, symptom.source, weight)
-        for position, rule in enumerate(symptom.rules):
-            found.setdefault(rule, []).append(word)
+        for position, target in enumerate(symptom.targets()):
+            found.setdefault(target, []).append(word)
             # a symptom lists its rules most likely first: ties go to the rule that the
             # matched symptoms name earliest
-            positions[rule] = min(positions.get(rule, position), position)
+            positions[target] = min(positions.get(target, position), position)
     candidates = [
         Candidate(
             rule=rule,
-            layer=layer_of(rule),
+            layer=layer,
             score=sum(w.weight for w in words),
             matches=tuple(sorted(words, key=lambda w: -w.weight)),
         )
-        for rule, words in found.items()
+        for (rule, layer), words in found.items()
     ]
-    candidates.sort(key=lambda c: (-c.score, -c.best.weight, positions[c.rule or ""], str(c.rule)))
+    # on equal scores a rule's candidate goes before a layer-only one: it names more
+    candidates.sort(
+        key=lambda c: (
+            -c.score, c.rule is None, -c.best.weight, positions[(c.rule, c.layer)], str(c.rule)
+        )
+    )
     return WordTriage(tuple(candidates), extract_names(joined), len(kept), truncated)
 
 
@@ -279,8 +291,16 @@ def _symptom(entry: Any, where: Location) -> Symptom:
     if unknown:
         raise RuleError(f"symptom {ident}: unknown keys {sorted(unknown)}", where)
     rules = entry.get("rules")
-    if not isinstance(rules, list) or not rules or not all(_RULE_ID.match(str(r)) for r in rules):
-        raise RuleError(f"symptom {ident}: `rules` must list diagnose rule ids", where)
+    layer = entry.get("layer")
+    if rules == [] and layer in LAYER_OF_PREFIX.values():
+        pass  # a layer's symptom whose cause no checklist rule names
+    elif not isinstance(rules, list) or not rules or not all(_RULE_ID.match(str(r)) for r in rules):
+        raise RuleError(
+            f"symptom {ident}: `rules` must list diagnose rule ids (or be [] with a `layer`)",
+            where,
+        )
+    elif layer is not None:
+        raise RuleError(f"symptom {ident}: `layer` is only for a symptom with no rules", where)
     weight = entry.get("weight")
     if weight not in (1, 2, 3):
         raise RuleError(f"symptom {ident}: weight must be 1, 2 or 3", where)
@@ -303,6 +323,7 @@ def _symptom(entry: Any, where: Location) -> Symptom:
         context=_compile(ident, context, where) if context is not None else None,
         examples=_examples(ident, entry.get("examples"), where),
         defers_to=tuple(str(d) for d in entry.get("defers_to") or ()),
+        layer=str(layer) if layer is not None else None,
     )
 
 

@@ -138,3 +138,34 @@ def test_words_outrank_a_lone_wrapper_of_another_layer(tmp_path: Path) -> None:
     code, report = cli(tmp_path, text)
     assert code == 1
     assert report["verdict"]["basis"] != "a recognised failure — no diagnose rule explains it"
+
+
+# a vLLM V0 engine's start-up error, as posted in kubeai-project/kubeai#533
+V0_ERROR = (
+    "ERROR 05-26 00:17:47 [engine.py:448] 'ColumnParallelLinear' object has no attribute "
+    "'input_scale'\n"
+)
+
+
+def test_an_unknown_error_in_a_components_log_names_that_layer_weakly(tmp_path: Path) -> None:
+    found = candidates_with_sources(tmp_path, V0_ERROR)
+    assert [(c.layer, c.score) for c in found] == [("vllm", WRAPPER_WEIGHT)]
+    code, report = cli(tmp_path, V0_ERROR)
+    assert code == 1
+    assert report["verdict"]["layer"] == "vllm"
+    assert report["summary"]["sources"][0]["first_error"]["log_format"] == "vllm-log"
+    # beside a failure a signature knows, it adds nothing
+    beside = candidates_with_sources(tmp_path, V0_ERROR + LIVENESS)
+    assert [c.layer for c in beside] == ["kubernetes"]
+
+
+def test_an_error_without_a_logging_header_names_no_layer(tmp_path: Path) -> None:
+    bare = "AttributeError: 'ColumnParallelLinear' object has no attribute 'input_scale'\n"
+    assert candidates_with_sources(tmp_path, bare) == []
+
+
+def candidates_with_sources(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
+    paste = tmp_path / "paste.txt"
+    paste.write_text(text, encoding="utf-8")
+    sniffed = sniff_paths([str(paste)], None)
+    return failure_candidates(sniffed.observations, sniffed.sources)

@@ -263,3 +263,40 @@ def test_other_states_of_those_resources_point_nowhere_new(text: str) -> None:
 def test_a_gpu_count_of_zero_in_ray_is_rays_when_set_in_ray() -> None:
     triage = triage_words([(Location("d.txt", 1), "ray status: the GPU count dropped to 0")])
     assert {c.rule for c in triage.candidates} >= {"DK8S08", "DRAY02"}
+
+
+def test_a_layer_only_symptom_names_its_layer_and_no_rule() -> None:
+    triage = triage_words([(Location("-", 1), "the model-cache PVC stays Pending forever")])
+    top = triage.candidates[0]
+    assert (top.rule, top.layer) == (None, "kubernetes")
+
+
+def test_a_rules_symptom_goes_before_a_layer_only_one_of_equal_score() -> None:
+    triage = triage_words(
+        [(Location("-", 1), "vLLM OOM at start: it takes 70GB of vram for a 7b model")]
+    )
+    scores = {(c.rule, c.layer): c.score for c in triage.candidates}
+    tied = [c for c in triage.candidates if c.score == triage.candidates[0].score]
+    assert len({c.rule is None for c in tied}) == 1 or tied[0].rule is not None, scores
+
+
+@pytest.mark.parametrize(
+    ("entry", "complaint"),
+    [
+        ("rules: []", "or be \\[\\] with a `layer`"),
+        ("rules: []\n    layer: gpu", "or be \\[\\] with a `layer`"),
+        ("rules: [DK8S01]\n    layer: kubernetes", "only for a symptom with no rules"),
+    ],
+)
+def test_layer_only_symptoms_are_checked(tmp_path: Path, entry: str, complaint: str) -> None:
+    catalogue = tmp_path / "symptoms.yaml"
+    catalogue.write_text(
+        "layers:\n"
+        + "".join(f"  {layer}:\n    decide: [x]\n" for layer in ("kubernetes", "ray", "vllm"))
+        + "symptoms:\n  - id: s\n    "
+        + entry
+        + "\n    weight: 2\n    source: checklist DK8S01\n    en: [pending]\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(RuleError, match=complaint):
+        load_symptoms.__wrapped__(catalogue)

@@ -113,8 +113,12 @@ def test_gpu_memory_at_start_with_vllm_alone_is_the_engines(tmp_path: Path) -> N
     # the words fit DK8S06 (pod restarts), DRAY06 and DVLLM07 alike; no pod, no Ray here
     text = "vllm 加载时报显存不足\nfrom vllm import LLM\nllm = LLM(model='Qwen/Qwen2.5-3B')\n"
     assert _diagnose(tmp_path, text) == {"layer": "vllm", "rule": "DVLLM07"}
+    # a pod that restarts does not move it: the engine's memory settings are what to change
     with_pod = text + "the pod restarts every few minutes\n"
-    assert _diagnose(tmp_path, with_pod)["layer"] == "kubernetes"
+    assert _diagnose(tmp_path, with_pod) == {"layer": "vllm", "rule": "DVLLM07"}
+    # a GPU that two pods share (time-slicing) is Kubernetes' doing
+    shared = text + "the node uses time-slicing, so two pods share one GPU\n"
+    assert _diagnose(tmp_path, shared) == {"layer": "kubernetes", "rule": "DK8S06"}
 
 
 def test_work_that_hangs_in_a_ray_setting_is_waiting_for_resources() -> None:
