@@ -100,7 +100,7 @@ def join_wrapped(lines: Sequence[Line]) -> None:
             hard = len(runs[-1][-1].raw) == width
             strict = not _is_record(runs[-1][0])
             if hard or not (
-                _RECORD_START.match(line.clean)
+                (_RECORD_START.match(line.clean) and not _parenthesis_goes_on(runs[-1][-1], line))
                 or (strict and (_NOT_A_PIECE.match(line.clean) or _COLUMNS.search(line.clean)))
             ):
                 runs[-1].append(line)
@@ -127,6 +127,12 @@ def join_wrapped(lines: Sequence[Line]) -> None:
             piece.kind, piece.text = "joined", ""
             previous = piece
         first.joined = tuple(p.number for p in pieces)
+
+
+def _parenthesis_goes_on(previous: Line, line: Line) -> bool:
+    """A piece that opens a parenthesis right after a line that ended mid-sentence on a
+    comma goes on with it (`... max seq len (160000),` / `(2.8 GiB KV cache is needed`)."""
+    return line.clean[:1] == "(" and previous.clean.rstrip().endswith(",")
 
 
 def _message_column(line: Line) -> int:

@@ -114,3 +114,23 @@ def test_a_shell_command_continued_with_backslashes_is_one_line() -> None:
     )
     assert observation.location is not None and observation.location.line == 2
     assert "--gpu-memory-utilization 0.20" in observation.fields["args"]
+
+
+def test_a_parenthesis_after_a_comma_goes_on_with_the_record() -> None:
+    # vLLM V1's KV-cache check, wrapped by the reporter (noonghunna/club-3090#35)
+    lines = split_lines(
+        "ERROR 05-01 10:00:00 [core.py:1] ValueError: To serve at least one request with the "
+        "model's max seq len (160000),\n"
+        "(2.8 GiB KV cache is needed, which is larger than the available KV cache memory "
+        "(2.19 GiB).\n"
+    )
+    assert lines[0].joined == (2,)
+    assert "(160000), (2.8 GiB KV cache is needed" in lines[0].text
+
+
+def test_a_parenthesis_after_a_sentence_is_a_line_of_its_own() -> None:
+    lines = split_lines(
+        "ERROR 05-01 10:00:00 [core.py:1] the engine core failed to start for the reason below.\n"
+        "(EngineCore pid=12) ERROR 05-01 10:00:01 [core.py:2] RuntimeError: CUDA error\n"
+    )
+    assert lines[0].joined == () and lines[1].kind != "joined"

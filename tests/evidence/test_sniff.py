@@ -131,7 +131,11 @@ def test_a_bare_traceback_is_an_error_report() -> None:
     (source,) = result.sources
     assert source["recognised_as"] == ["error-report"]
     assert source["error_lines"] == 1
-    assert source["first_error"] == {"line": 3, "text": "ModuleNotFoundError: No module named 'vllm._C'"}
+    assert source["first_error"] == {
+        "line": 3,
+        "text": "ModuleNotFoundError: No module named 'vllm._C'",
+        "log_format": None,
+    }
 
 
 def test_gbk_text_is_read_as_chinese(tmp_path: Path) -> None:
