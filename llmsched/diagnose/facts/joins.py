@@ -249,7 +249,10 @@ def _node_pins(data: Mapping[str, Any]) -> list[str]:
         found.extend(str(k) for k in shape if str(k).startswith("node:"))
     for request in data["unfulfilled_requests"]:
         found.extend(re.findall(r"'(node:[^']+)'", str(request.get("request") or "")))
-    return sorted({f for f in found if f != "node:__internal_head__"})
+    # Ray's own node resources are no IP pin: `node:__internal_head__`, and the
+    # `node:__internal_implicit_resource_<name>` of Serve's max_replicas_per_node
+    # (ray-project/ray python/ray/_private/ray_constants.py, implicit resources)
+    return sorted({f for f in found if not f.startswith("node:__internal")})
 
 
 def _ray_node_pins(facts: Facts) -> list[dict[str, Any]]:
