@@ -176,14 +176,15 @@ def _failure(observation: Observation, catalogue: dict[str, Any]) -> tuple[str, 
 
 
 def _error_lines(sources: Iterable[Mapping[str, Any]]) -> list[Observation]:
-    """The first error line of each input whose logging header names a layer, as an
-    observation of an error no signature knows."""
+    """The first error line of each input whose logging header names a layer, or whose
+    traceback last passed through vLLM's or Ray's code, as an observation of an error no
+    signature knows."""
     out: list[Observation] = []
     for source in sources:
         first = source.get("first_error")
         if not isinstance(first, dict):
             continue
-        layer = _LOG_LAYER.get(str(first.get("log_format")))
+        layer = _LOG_LAYER.get(str(first.get("log_format"))) or first.get("raised_in")
         if layer is not None:
             where = Location(str(source.get("path")), first.get("line"))
             out.append(Observation(_ERROR_LINE, layer, "error-line", str(first["text"]), where, {}))

@@ -11,7 +11,7 @@ shells and the C runtime print (`Segmentation fault`, `core dumped`, `Killed`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "E", "F"})
@@ -33,3 +33,20 @@ def is_error_line(text: str, prefix: Mapping[str, Any]) -> bool:
         return True
     stripped = text.strip()
     return bool(_EXCEPTION.match(stripped) or _PROCESS_DEATH.match(stripped))
+
+
+# a traceback frame in a component's own package (site-packages, dist-packages or a checkout)
+_COMPONENT_FRAME = re.compile(r'^\s*File "[^"]*[/\\](?P<package>vllm|ray)[/\\][^"]*", line \d+')
+_TRACEBACK_LOOKBACK = 200
+
+
+def raised_in(texts: Sequence[str], error: int) -> str | None:
+    """The component (`vllm`, `ray`) whose code the traceback above line `error` last passed
+    through (its innermost frame in either package), or None when no such frame is near."""
+    for index in range(error - 1, max(-1, error - 1 - _TRACEBACK_LOOKBACK), -1):
+        match = _COMPONENT_FRAME.match(texts[index])
+        if match is not None:
+            return match.group("package")
+        if texts[index].startswith("Traceback (most recent call last)"):
+            return None
+    return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmsched.evidence.error_lines import is_error_line
+from llmsched.evidence.error_lines import is_error_line, raised_in
 from llmsched.evidence.normalise import split_lines
 
 
@@ -54,3 +54,25 @@ def test_words_about_errors_are_not_error_lines(text: str) -> None:
 def test_log_level_prefixes(raw: str, expected: bool) -> None:
     (line,) = split_lines(raw)
     assert is_error_line(line.text, line.prefix) is expected
+
+
+def test_the_component_a_traceback_last_passed_through_is_named() -> None:
+    texts = [
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/engine/llm_engine.py", line 82, in __init__',
+        "    self.engine = LLMEngine(*args, **kwargs)",
+        '  File "/usr/local/lib/python3.12/dist-packages/torch/nn/modules/module.py", line 1, in f',
+        "    raise AttributeError(name)",
+        "AttributeError: 'ColumnParallelLinear' object has no attribute 'input_scale'",
+    ]
+    assert raised_in(texts, 5) == "vllm"
+    ray_frame = '  File "/home/ray/anaconda3/lib/python3.9/site-packages/ray/_private/worker.py", line 9, in get'
+    assert raised_in([*texts[:3], ray_frame, *texts[3:]], 6) == "ray"
+    # a traceback of other code, or an error line with no traceback, names nobody
+    assert (
+        raised_in(
+            ["Traceback (most recent call last):", '  File "serve.py", line 3', "ValueError: x"], 2
+        )
+        is None
+    )
+    assert raised_in(["ValueError: x"], 0) is None

@@ -135,6 +135,7 @@ def test_a_bare_traceback_is_an_error_report() -> None:
         "line": 3,
         "text": "ModuleNotFoundError: No module named 'vllm._C'",
         "log_format": None,
+        "raised_in": None,  # serve.py is neither vLLM's nor Ray's code
     }
 
 
