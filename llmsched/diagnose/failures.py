@@ -136,9 +136,19 @@ def with_failures(
                 matches=(*supported.matches, *failure.matches),
             )
     # the failure stands too: the evidence may refute the rule it supports
-    combined = [*failures, *candidates]
+    combined = [*(_readers_named(f, cites) for f in failures), *candidates]
     combined.sort(key=lambda c: -c.score)  # stable: ties keep the order above
     return replace(words, candidates=tuple(combined))
+
+
+def _readers_named(failure: Candidate, cites: Mapping[str, frozenset[str]]) -> Candidate:
+    """The failure's cause, naming the rules that read its message and did not fire."""
+    shown = {m.symptom for m in failure.matches}
+    readers = sorted(rule for rule, signatures in cites.items() if shown & signatures)
+    if not readers or failure.cause is None:
+        return failure
+    note = f" (read by {', '.join(readers)}, which the rest of the evidence does not confirm)"
+    return replace(failure, cause=failure.cause + note)
 
 
 def _failure(observation: Observation, catalogue: dict[str, Any]) -> tuple[str, bool] | None:

@@ -34,7 +34,7 @@ CONFIRMED = "confirmed by the evidence"
 WORDS_ONLY = "words only"
 NOT_SHOWN = "not shown by the evidence"
 UNDECIDED = "a known cause of an ambiguous message"
-SHOWN = "a failure the evidence shows; no checklist rule covers it"
+SHOWN = "a failure the evidence shows that no rule explains"
 # A verdict from words is a guess: 0.1 per point of symptom weight, never above 0.3, so
 # that it reads below any rule's confidence over real evidence.
 WORDS_CONFIDENCE_PER_POINT = 0.1
@@ -240,7 +240,7 @@ def _words_verdict(entries: Sequence[dict[str, Any]], recognised: bool) -> dict[
     if top["basis"] == FAILURE:
         summary = (
             f"“{top['phrase']}” ({_where(top)}) shows a failure in the {named}: "
-            f"{top['cause']}; no checklist rule covers its cause"
+            f"{top['cause']}; no diagnose rule explains it"
         )
         if others:
             summary += f"; the evidence also points at {', '.join(others)}"

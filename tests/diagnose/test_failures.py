@@ -169,3 +169,12 @@ def candidates_with_sources(tmp_path: Path, text: str):  # type: ignore[no-untyp
     paste.write_text(text, encoding="utf-8")
     sniffed = sniff_paths([str(paste)], None)
     return failure_candidates(sniffed.observations, sniffed.sources)
+
+
+def test_a_failure_names_the_rules_that_read_it_and_did_not_fire(tmp_path: Path) -> None:
+    _, report = cli(tmp_path, LIVENESS)
+    failure = next(t for t in report["triage"] if t["basis"] == FAILURE)
+    assert "read by DK8S10" in failure["cause"]
+    _, report = cli(tmp_path, PVC_UNBOUND)
+    failure = next(t for t in report["triage"] if t["basis"] == FAILURE)
+    assert "read by" not in failure["cause"]
