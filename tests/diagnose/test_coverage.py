@@ -121,9 +121,10 @@ def test_a_full_clean_look_still_says_no_layer_is_at_fault(workdir: Path) -> Non
 
 
 def test_errors_no_rule_explains_are_not_an_all_clear(workdir: Path) -> None:
+    # the traceback passes through no component's code: no layer can be named
     (workdir / "tb.txt").write_text(
         "Traceback (most recent call last):\n"
-        '  File "/usr/local/lib/python3.10/site-packages/vllm/_custom_ops.py", line 13, in <module>\n'
+        '  File "/srv/app/serve.py", line 13, in <module>\n'
         "    import vllm._C\n"
         "ModuleNotFoundError: No module named 'vllm._C'\n"
     )
@@ -135,6 +136,21 @@ def test_errors_no_rule_explains_are_not_an_all_clear(workdir: Path) -> None:
         assert "tb.txt:4: ModuleNotFoundError: No module named 'vllm._C'" in result.stdout
     verdict = json.loads(llmsched("tb.txt", "-o", "json", cwd=workdir).stdout)["verdict"]
     assert verdict["layer"] is None and len(verdict["unexplained_errors"]) == 1
+
+
+def test_an_unknown_error_raised_in_vllms_code_names_vllm_weakly(workdir: Path) -> None:
+    (workdir / "tb.txt").write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/site-packages/vllm/_custom_ops.py", line 13, in <module>\n'
+        "    import vllm._C\n"
+        "ModuleNotFoundError: No module named 'vllm._C'\n"
+    )
+    result = llmsched("tb.txt", "-o", "json", cwd=workdir)
+    assert result.returncode == 1, result.stderr
+    verdict = json.loads(result.stdout)["verdict"]
+    assert (verdict["layer"], verdict["rule"]) == ("vllm", None)
+    assert verdict["confidence"] <= 0.1
+    assert "tb.txt:4" in verdict["summary"]
 
 
 def test_a_described_symptom_the_evidence_does_not_show_is_not_an_all_clear(
