@@ -18,6 +18,7 @@ from typing import Any
 
 from llmsched.diagnose.facts import Facts, Subject
 from llmsched.diagnose.failures import FAILURE
+from llmsched.diagnose.guess import GUESS
 from llmsched.diagnose.ranking import RankedFinding
 from llmsched.diagnose.verdict import CONTESTED_WITHIN, verdict
 from llmsched.engine.spec import RuleSpec
@@ -35,6 +36,9 @@ WORDS_ONLY = "words only"
 NOT_SHOWN = "not shown by the evidence"
 UNDECIDED = "a known cause of an ambiguous message"
 SHOWN = "a failure the evidence shows that no rule explains"
+GUESSED = "a guess from the paste's setting"
+# a guess from where the paste is set reads below any words verdict
+GUESS_CONFIDENCE = 0.05
 # A verdict from words is a guess: 0.1 per point of symptom weight, never above 0.3, so
 # that it reads below any rule's confidence over real evidence.
 WORDS_CONFIDENCE_PER_POINT = 0.1
@@ -226,6 +230,8 @@ def _break_tie(
 def _unjudged_status(candidate: Candidate) -> str:
     if candidate.basis == FAILURE:
         return SHOWN
+    if candidate.basis == GUESS:
+        return GUESSED
     return WORDS_ONLY if candidate.cause is None else UNDECIDED
 
 
@@ -237,6 +243,18 @@ def _words_verdict(entries: Sequence[dict[str, Any]], recognised: bool) -> dict[
     named = f"{top['layer']} layer" + (f" ({top['rule']})" if top["rule"] else "")
     failures = [m for m in top["also"] if m["source"].startswith(FAILURE)]
     said = next((m for m in top["also"] if not m["source"].startswith(FAILURE)), None)
+    if top["basis"] == GUESS:
+        return {
+            "layer": top["layer"],
+            "rule": None,
+            "confidence": GUESS_CONFIDENCE,
+            "summary": (
+                f"Nothing read names a cause, but the paste says something is wrong "
+                f"(“{top['phrase']}”, {_where(top)}) and {top['cause']}: a guess, not a "
+                "diagnosis. Run the commands listed under Triage to decide."
+            ),
+            "basis": "a guess from the paste's setting — no rule, failure or symptom decides",
+        }
     if top["basis"] == FAILURE:
         summary = (
             f"“{top['phrase']}” ({_where(top)}) shows a failure in the {named}: "

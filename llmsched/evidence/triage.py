@@ -78,6 +78,13 @@ class Catalogue:
     symptoms: tuple[Symptom, ...]
     # layer -> what sets a text in that layer (its APIs, tools, traceback frames)
     settings: Mapping[str, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
+    # words that say something is wrong, of no layer ("fails", "报错"): `trouble` in the file
+    trouble: tuple[re.Pattern[str], ...] = ()
+
+    def troubled(self, text: str) -> str | None:
+        """The first words of `text` that say something is wrong, if any."""
+        found = (m for p in self.trouble if (m := p.search(text)) is not None)
+        return next((m.group(0) for m in found), None)
 
     def set_in(self, layer: str, text: str) -> str | None:
         """The first words of `text` that set it in `layer`, if any."""
@@ -263,7 +270,12 @@ def load_symptoms(path: Path = CATALOGUE_PATH) -> Catalogue:
     for symptom in symptoms:
         if not set(symptom.defers_to) <= seen:
             raise RuleError(f"symptom {symptom.id}: defers_to names unknown symptoms", where)
-    return Catalogue(decide, tuple(symptoms), settings)
+    trouble = data.get("trouble") or {}
+    if not isinstance(trouble, dict):
+        raise RuleError("`trouble` must map en / zh to lists of patterns", where)
+    words = [*_phrases("trouble", "en", trouble.get("en"), where)]
+    words += _phrases("trouble", "zh", trouble.get("zh"), where)
+    return Catalogue(decide, tuple(symptoms), settings, tuple(p.pattern for p in words))
 
 
 def _layers(

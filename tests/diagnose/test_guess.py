@@ -1,0 +1,55 @@
+"""When nothing decides, a paste that says something is wrong and names a layer's world
+gets that layer as a guess — Ray first, then Kubernetes, then vLLM — and says it is one;
+nothing wrong said, or no layer named, and there is no guess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from llmsched.cli import _register, app
+from llmsched.diagnose.guess import GUESS, setting_guess
+from llmsched.model import Location
+
+
+def prose(*lines: str) -> list[tuple[Location, str]]:
+    return [(Location("note.txt", n), line) for n, line in enumerate(lines, 1)]
+
+
+def test_the_named_layer_is_guessed_when_something_is_said_to_be_wrong() -> None:
+    guess = setting_guess(prose("our kubectl rollout of the model server does not work"), [])
+    assert guess is not None and (guess.layer, guess.rule, guess.basis) == (
+        "kubernetes",
+        None,
+        GUESS,
+    )
+    assert guess.best.phrase == "does not work"
+
+
+def test_ray_goes_before_kubernetes_and_vllm() -> None:
+    text = "vllm serve on a RayCluster in kubectl namespace llm fails"
+    guess = setting_guess(prose(text), [])
+    assert guess is not None and guess.layer == "ray"
+    guess = setting_guess(prose("vllm serve m --tensor-parallel-size 2 fails in kubectl logs"), [])
+    assert guess is not None and guess.layer == "kubernetes"
+
+
+def test_no_guess_without_trouble_or_without_a_named_layer() -> None:
+    assert setting_guess(prose("we run vllm serve with the default settings"), []) is None
+    assert setting_guess(prose("it fails every time"), []) is None
+    # prose "deployment" is no Kubernetes Deployment
+    assert setting_guess(prose("our deployment fails every time"), []) is None
+
+
+def test_the_cli_labels_the_guess_and_names_a_candidate(tmp_path: Path) -> None:
+    paste = tmp_path / "note.txt"
+    paste.write_text("I run vllm serve on one GPU and the server fails after a minute\n")
+    _register()
+    result = CliRunner().invoke(app, ["diagnose", str(paste), "-o", "json"])
+    assert result.exit_code == 1
+    verdict = json.loads(result.stdout)["verdict"]
+    assert (verdict["layer"], verdict["rule"]) == ("vllm", None)
+    assert verdict["confidence"] == 0.05
+    assert verdict["basis"].startswith("a guess")
