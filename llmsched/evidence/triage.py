@@ -40,6 +40,16 @@ _REGEX_ESCAPE = re.compile(r"\\[a-zA-Z]")
 _NEGATOR_IN_PATTERN = re.compile(r"\b(?:no|not|never|without)\b|n\.\?t|[没不未非无]")
 _CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、\n]")
 _NEGATION_WINDOW = 24
+# Python's \b sees no boundary between a Chinese character and a Latin word (both are \w):
+# settings and contexts, written as words, are searched with the two kept apart
+_CJK_LATIN = re.compile(
+    r"(?<=[\u3000-\u9fff\uff00-\uffef])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[\u3000-\u9fff\uff00-\uffef])"
+)
+
+
+def apart(text: str) -> str:
+    """`text` with a space between Chinese characters and Latin words next to them."""
+    return text if text.isascii() else _CJK_LATIN.sub(" ", text)
 
 
 @dataclass(frozen=True)
@@ -88,8 +98,9 @@ class Catalogue:
 
     def set_in(self, layer: str, text: str) -> str | None:
         """The first words of `text` that set it in `layer`, if any."""
+        spaced = apart(text)
         for pattern in self.settings.get(layer, ()):
-            match = pattern.search(text)
+            match = pattern.search(spaced)
             if match is not None:
                 return match.group(0)
         return None
@@ -211,7 +222,7 @@ def triage_words(
 def _first_match(
     symptom: Symptom, text: str, taken: Sequence[tuple[int, int, int]] = ()
 ) -> re.Match[str] | None:
-    if symptom.context is not None and symptom.context.search(text) is None:
+    if symptom.context is not None and symptom.context.search(apart(text)) is None:
         return None
     for phrase in symptom.phrases:
         for match in phrase.pattern.finditer(text):

@@ -300,3 +300,8 @@ def test_layer_only_symptoms_are_checked(tmp_path: Path, entry: str, complaint: 
     )
     with pytest.raises(RuleError, match=complaint):
         load_symptoms.__wrapped__(catalogue)
+
+
+def test_latin_words_next_to_chinese_characters_set_the_layer() -> None:
+    assert CATALOGUE.set_in("ray", "启用PPO后使用ray start命令") == "ray start"
+    assert CATALOGUE.set_in("vllm", "5090显卡,基于vllm完成大模型推理") is not None
