@@ -29,6 +29,14 @@ VLLM_STARTUP_ERRORS = (
     "vllm.batched-tokens-below-mm-item",
     "vllm.max-model-len-above-model",
 )
+# the engine could not start for a reason of its own build or arguments, the root cause
+# in the message (a version change that brought it is DVLLM09's)
+ENGINE_START_FAILURES = (
+    "torch.cuda-capability-unsupported",
+    "cuda.invalid-device-ordinal",
+    "vllm.tp-not-divisible",
+    "vllm.args-rejected",
+)
 # engine limits a start-up line names (a refusal's values, or the values settled on)
 _LIMIT_ARGS = ("max_num_batched_tokens", "max_model_len")
 # the periodic stats line, whole or cut before its throughputs
@@ -94,6 +102,7 @@ def endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "engines_seen": [],
         # the engine core failed to start, whether or not the cause was pasted
         "startup_failed": False,
+        "startup_failure": "",  # the message of a start-up failure the engine named
         # (version, worked) for each release the reporter says how it went
         "version_outcomes": [],
         "outcome_upgrade": None,  # the (from, to) those outcomes gave, while nothing names one
@@ -335,6 +344,9 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         saw_engine(data, "V1")
     elif signature == "vllm.engine-startup-failed":
         data["startup_failed"] = True
+    elif signature in ENGINE_START_FAILURES:
+        data["startup_failed"] = True
+        data["startup_failure"] = data["startup_failure"] or " ".join(observation.text.split())[:160]
     elif signature == "vllm.memory-profile":
         merge_memory_profile(data, fields)
     elif signature == "vllm.version-outcome":
