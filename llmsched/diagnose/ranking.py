@@ -190,16 +190,10 @@ class DiagnoseEvaluator:
                 self._run_per_rule(rules, shared, views, facts)
                 continue
             subjects = facts.subjects(scope)
-            # one activation for the scope, rebound subject by subject: making one registers
-            # every function again (half a millisecond; 2,000 pods took a second)
-            activation: Activation | None = None
             for subject in subjects:
                 eager = {SCOPE_VARIABLE[scope]: subject.data, "signatures": subject.signatures}
                 variables: dict[str, Any] = {**eager, **shared}  # what named checks read
-                if activation is None or not activation.bind(eager, frozenset(eager)):
-                    activation = Activation(eager, self.functions, shared)
-                for name, value in shared.items():  # as a new activation starts: bind cleared it
-                    activation.with_lazy(name, value)
+                activation = Activation(eager, self.functions, shared)
                 for rule in rules:
                     activation.with_lazy("cluster", views[id(rule)])
                     self._evaluate(rule, subject, variables, activation, facts)
