@@ -21,8 +21,6 @@ import yaml
 from llmsched.errors import RuleError
 from llmsched.model import Location
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: 6x faster to read
-
 CATALOGUE_PATH = Path(__file__).resolve().parent / "symptoms.yaml"
 # Prose is short; these caps keep a 20 MB paste from costing more than a glance.
 MAX_LINES = 1000
@@ -291,7 +289,7 @@ def load_symptoms(path: Path = CATALOGUE_PATH) -> Catalogue:
     """The catalogue, compiled; a malformed entry is a `RuleError` naming it."""
     where = Location(str(path))
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise RuleError(f"cannot read the symptom catalogue: {exc}", where) from None
     if not isinstance(data, dict) or not isinstance(data.get("symptoms"), list):
