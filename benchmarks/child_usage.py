@@ -9,6 +9,7 @@ only child's usage (`RUSAGE_CHILDREN` of a process with one child)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -22,7 +23,13 @@ print(json.dumps([use.ru_utime + use.ru_stime, use.ru_maxrss / 1024, code]))
 
 
 def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, int]:
-    """(wall seconds, CPU seconds, peak MiB, exit code) of `argv` (output discarded)."""
+    """(wall seconds, CPU seconds, peak MiB, exit code) of `argv` (output discarded).
+
+    Byte-compiled modules are used as pip installs them: with PYTHONDONTWRITEBYTECODE set
+    (some shells and sandboxes set it) every run would compile each llmsched module
+    again, a few tenths of a second no user pays (`lint_bench.py` drops it too)."""
+    env = dict(os.environ if env is None else env)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", _MEASURE, *argv], capture_output=True, text=True, env=env

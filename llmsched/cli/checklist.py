@@ -106,17 +106,18 @@ def lint(
         {"--select": split_list(select), "--ignore": split_list(ignore)},
         kind="lint",
     )
-    report = run_lint(
-        paths, config, stdin=sys.stdin, exclude=exclude or [], stdin_filename=stdin_filename
-    )
     use_color = sys.stdout.isatty() if color is None else color
-    # the cycle collector need not walk the report (nor what it holds of the manifests)
-    # again and again while it is rendered: nothing in it is cyclic
-    gc.freeze()
+    # The cycle collector paused for the whole run: loading, rules and rendering make
+    # millions of objects that live to the end and form no cycles, and each pass it made
+    # over them (one after each phase, then ever more often) freed nothing.
+    gc.disable()
     try:
+        report = run_lint(
+            paths, config, stdin=sys.stdin, exclude=exclude or [], stdin_filename=stdin_filename
+        )
         emit(render_pieces(report, output.value, color=use_color and not output_file), output_file)
     finally:
-        gc.unfreeze()
+        gc.enable()
     for notice in report.stats.get("notices", []):
         typer.echo(f"llmsched: notice: {notice}", err=True)
     echo_errors(report.errors)

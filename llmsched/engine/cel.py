@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from llmsched.engine.cel_index import selects_as_index
 from llmsched.errors import RuleError
 from llmsched.model import Location
 
@@ -48,7 +49,21 @@ def cel_module() -> Any:
 
 @lru_cache(maxsize=4096)
 def _compile(expression: str) -> Any:
-    return cel_module().compile(expression)
+    """The program of `expression`, its field selections made indexes (`cel_index`) where
+    that reads the same variables and calls the same functions (a dotted name may be a
+    namespaced function, which an index would turn into a variable)."""
+    cel = cel_module()
+    program = cel.compile(expression)  # its errors quote the text as written
+    indexed = selects_as_index(expression)
+    if indexed == expression:
+        return program
+    faster = cel.compile(indexed)
+    written, rewritten = program.references(), faster.references()
+    if written["variables"] != rewritten["variables"] or not set(written["functions"]) <= set(
+        rewritten["functions"]
+    ):
+        return program
+    return faster
 
 
 def compile_expression(expression: str, where: str) -> Any:

@@ -56,6 +56,9 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 # as rsyslog escapes control characters (`#033[2m`: octal, $EscapeControlCharactersOnReceive);
 # at least one number, so that text such as `volumes=[model-weights]` is left alone
 _BARE_SGR = re.compile(r"(?:#033)?\[\d{1,3}(?:;\d{1,3})*m")
+# the same without its optional head, to look for one: a pattern that starts with a literal
+# is scanned for fast, the optional `#033` made every position a start (13 µs a log line)
+_BARE_SGR_BODY = re.compile(r"\[\d{1,3}(?:;\d{1,3})*m")
 _QUOTE = re.compile(r"[ \t]{0,3}>(?:[ \t]?>)*(?:[ \t]|$)")
 _FENCE = re.compile(r"\s*(?:`{3,}|~{3,})\s*[\w+.#-]*(?:[ \t][^`]*)?$")
 _PROMPT = re.compile(
@@ -222,7 +225,7 @@ def strip_transport(raw: str) -> str:
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     if "m" in text and "[" in text:
-        text = _BARE_SGR.sub("", text) if _BARE_SGR.search(text) else text
+        text = _BARE_SGR.sub("", text) if _BARE_SGR_BODY.search(text) else text
     if ">" in text[:8]:
         quote = _QUOTE.match(text)
         if quote is not None:

@@ -51,6 +51,8 @@ def find_code(lines: Sequence[Line], path: str, taken: Sequence[Block]) -> list[
     budget = [_MAX_PARSES]
     parsed: list[Parsed] = []
     for start, end in _runs(lines, taken):
+        if budget[0] <= 0:
+            break  # every parse attempt spent: nothing further can be read
         if not any(h in line.raw for line in lines[start:end] for h in _HINTS):
             continue
         # as pasted: the normaliser joins lines it takes for wrapped log records
@@ -126,6 +128,8 @@ def _parse_run(lines: Sequence[Line], source: Sequence[str], budget: list[int]) 
         return [whole]
     out: list[Parsed] = []
     for start, end in _pieces(source, indices[0], indices[-1] + 1):
+        if budget[0] <= 0:
+            break
         out.extend(_parse_piece(lines, source, start, end, budget))
     return out
 
@@ -133,6 +137,8 @@ def _parse_run(lines: Sequence[Line], source: Sequence[str], budget: list[int]) 
 def _parse_piece(
     lines: Sequence[Line], source: Sequence[str], start: int, end: int, budget: list[int]
 ) -> list[Parsed]:
+    if budget[0] <= 0:
+        return []  # `_try` would refuse every piece
     if end - start > 1:
         tried = _try(lines, source, start, end, budget)
         if tried is not None:

@@ -95,6 +95,16 @@ def test_a_long_log_costs_bounded_parsing() -> None:
     assert _code(text) == []
 
 
+def test_code_past_the_spent_parse_budget_is_not_read() -> None:
+    # what the reader stops on: once every attempt is spent, nothing later can be parsed
+    call = "LLM(model='m', tensor_parallel_size=2)"
+    noise = "\n".join(f"ray.get(ref_{i}) (" for i in range(2_000))
+    before = {o.location.line for o in _code(f"{call}\n\n{noise}") if o.location}
+    after = [o for o in _code(f"{noise}\n\n{call}") if o.signature == "vllm.llm-kwargs"]
+    assert before == {1}
+    assert after == []
+
+
 def test_an_ellipsis_body_is_not_a_repl_prompt() -> None:
     (remote,) = _code("@ray.remote(num_gpus=1)\ndef train():\n    ...\n")
     assert remote.fields["num_gpus"] == 1
