@@ -54,7 +54,8 @@ def _register(argv: list[str] | None = None) -> None:
     invocation, so repeats (tests register before each in-process run) slow every run after."""
     named = next((arg for arg in (argv or [])[1:] if not arg.startswith("-")), None)
     wanted = (named,) if named in (*_GROUPS, *_COMMANDS) else (*_GROUPS, *_COMMANDS)
-    added = {info.name for info in (*app.registered_groups, *app.registered_commands)}
+    added = {group.name for group in app.registered_groups}
+    added |= {command.name for command in app.registered_commands}
     for name in (name for name in wanted if name not in added):
         module = importlib.import_module(f"llmsched.cli.{name}")
         if name in _GROUPS:
