@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,16 +22,18 @@ sys.path.insert(0, str(Path(__file__).parent / "collect"))
 
 # One real local Ray head for the whole session (Ray collector and diagnose end-to-end tests);
 # defined here, not imported by test modules, so that every module gets the same cluster.
-from ray_fixture import local_ray  # noqa: F401
+from ray_fixture import local_ray, xdist_scope  # noqa: F401
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put every test that starts or uses a local Ray cluster in one xdist group: with
-    `--dist loadgroup` (pyproject addopts) they all run, one at a time, on one worker, so
-    only one cluster is up at once (a head takes fixed default ports besides the ones
-    `local_ray` picks). tryfirst: xdist reads the groups in this same hook."""
-    for item in items:
-        if item.get_closest_marker("ray") or "local_ray" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("ray"))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """The parallel run (`-n auto`, pyproject addopts) keeps the tests that start Ray on one
+    worker (`ray_fixture.xdist_scope`). Not xdist's `xdist_group` marker: with pytest 9.2 its
+    `--dist loadgroup` silently stops grouping (pytest-dev/pytest-xdist#1386)."""
+    from xdist.scheduler import LoadScopeScheduling  # only a parallel run calls this hook
 
+    class RayFilesOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return RayFilesOnOneWorker(config, log)

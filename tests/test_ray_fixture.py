@@ -1,26 +1,17 @@
 """Tests that start a local Ray cluster carry the `ray` marker, and the suite's parallel run
-(`-n auto --dist loadgroup`, pyproject addopts) keeps them on one worker, one at a time."""
+(`-n auto`, pyproject addopts) keeps them on one worker, one at a time (`ray_fixture`)."""
 
 from __future__ import annotations
 
 import ast
-import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+from ray_fixture import RAY_TEST_FILES
+
 TESTS = Path(__file__).resolve().parent
-
-GROUPS_PLUGIN = """
-import pytest
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items):
-    for item in items:
-        groups = sorted(m.args[0] for m in item.iter_markers("xdist_group"))
-        marked = bool(item.get_closest_marker("ray"))
-        print("GROUPS", item.nodeid, ",".join(groups), marked, sep="\\t")
-"""
 
 
 def _decorator_names(node: ast.FunctionDef) -> set[str]:
@@ -60,21 +51,22 @@ def test_every_test_that_starts_ray_is_marked() -> None:
     assert [name for name, marked in starting if not marked] == []
 
 
-def test_ray_tests_and_only_they_share_one_xdist_group(tmp_path: Path) -> None:
-    (tmp_path / "print_groups.py").write_text(GROUPS_PLUGIN)
-    files = ["tests/replay/test_sweep.py", "tests/collect/test_ray.py",
-             "tests/diagnose/test_e2e_joins.py"]
+def test_every_test_that_starts_ray_is_in_a_file_kept_on_one_worker() -> None:
+    files = {name.split("::")[0] for name, _ in _tests_that_start_ray()}
+    assert files == {path.removeprefix("tests/") for path in RAY_TEST_FILES}
+
+
+def test_a_parallel_run_gives_each_ray_file_whole_to_one_worker() -> None:
+    # the files' tests that need no cluster are enough to see where the file's tests ran
+    files = ["tests/replay/test_sweep.py", "tests/cli/test_startup.py"]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-p", "print_groups", "-n0",
-         "-p", "no:cacheprovider", "-s", *files],
-        cwd=TESTS.parent, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        [sys.executable, "-m", "pytest", "-n", "2", "-vv", "-m", "not ray",
+         "-p", "no:cacheprovider", *files],
+        cwd=TESTS.parent, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    rows = [line.split("\t")[1:] for line in done.stdout.splitlines()
-            if line.startswith("GROUPS\t")]  # fmt: skip
-    assert len(rows) > 10
-    for nodeid, group, marked in rows:
-        assert (group == "ray") == (marked == "True"), nodeid
-    assert sum(marked == "True" for _, _, marked in rows) >= 10
-
+    ran = re.findall(r"^\[(gw\d+)\] .*?PASSED (\S+)::", done.stdout, re.MULTILINE)
+    workers = {file: {w for w, f in ran if f == file} for file in files}
+    assert len(workers[files[0]]) == 1, workers
+    assert sum(f == files[0] for _, f in ran) >= 5
+    assert sum(f == files[1] for _, f in ran) >= 3
