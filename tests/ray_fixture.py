@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -27,6 +29,22 @@ import pytest
 import requests
 
 HEAD_IP = "127.0.0.2"  # Ray replaces 127.0.0.1 with the routable IP; see the Ray notes
+
+# The test files whose tests start a local Ray cluster (`local_ray`, `ray.init`). A parallel
+# run hands each of them whole to one worker (`xdist_scope`), so one cluster is up at a time:
+# a head also takes fixed default ports besides the two `local_ray` picks.
+# tests/test_ray_fixture.py checks that every test starting Ray is in one of these files.
+RAY_TEST_FILES = (
+    "tests/collect/test_ray.py",
+    "tests/diagnose/test_e2e_joins.py",
+    "tests/replay/test_sweep.py",
+)
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work a parallel run gives one worker, its tests run one after another:
+    all the tests of `RAY_TEST_FILES` together, any other test alone."""
+    return "ray" if nodeid.split("::", 1)[0] in RAY_TEST_FILES else nodeid
 
 DRIVER = textwrap.dedent(
     """
@@ -99,10 +117,14 @@ def _situations_visible(dashboard: str) -> bool:
 
 
 @pytest.fixture(scope="session")
-def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRay]:
+def local_ray() -> Iterator[LocalRay]:
     pytest.importorskip("ray")
     ray_bin = Path(sys.executable).with_name("ray")
-    temp_dir = tmp_path_factory.mktemp("ray")
+    # not under pytest's basetemp: Ray puts Unix sockets in <temp-dir>/session_<stamp>/sockets/,
+    # and an xdist worker's basetemp (.../pytest-N/popen-gw0/) makes the dashboard's
+    # dash_MetricsHead socket path longer than AF_UNIX allows (108 bytes, unix(7)); the
+    # module then dies at start and `ray start` fails
+    temp_dir = Path(tempfile.mkdtemp(prefix="ray-"))
     gcs_port, dash_port = free_port(), free_port()
     # other test suites share the 2 cores: give the dashboard time to come up under load
     # RAY_AUTH_MODE: a token left in ~/.ray by another tool must not turn on token auth for
@@ -137,6 +159,7 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRay]:
         yield cluster
     finally:
         stop_local_ray(str(temp_dir), cluster.gcs)
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def stop_local_ray(temp_dir: str, gcs_address: str) -> None:
@@ -171,7 +194,9 @@ def _stop_once(temp_dir: str, gcs_address: str) -> None:
         victims |= children
     victims.discard(os.getpid())
     _signal_all(victims, signal.SIGTERM)
-    deadline = time.monotonic() + 15
+    # the GCS server and the autoscaler's monitor.py outlast SIGTERM (seen: still up after
+    # 15 s, every teardown); the rest exit within a second. SIGKILL ends them all
+    deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in victims):
         time.sleep(0.2)
     _signal_all(victims, signal.SIGKILL)

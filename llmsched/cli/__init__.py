@@ -49,10 +49,14 @@ _COMMANDS = ("replay", "collect", "diagnose")  # one function each
 
 def _register(argv: list[str] | None = None) -> None:
     """Add the commands; when the command line `argv` names one, only that one: each
-    command module costs start-up time (imports, typer signatures) the others never use."""
+    command module costs start-up time (imports, typer signatures) the others never use.
+    One already added is not added again: typer rebuilds every added entry on each
+    invocation, so repeats (tests register before each in-process run) slow every run after."""
     named = next((arg for arg in (argv or [])[1:] if not arg.startswith("-")), None)
     wanted = (named,) if named in (*_GROUPS, *_COMMANDS) else (*_GROUPS, *_COMMANDS)
-    for name in wanted:
+    added = {group.name for group in app.registered_groups}
+    added |= {command.name for command in app.registered_commands}
+    for name in (name for name in wanted if name not in added):
         module = importlib.import_module(f"llmsched.cli.{name}")
         if name in _GROUPS:
             app.add_typer(module.app, name=name)

@@ -40,3 +40,16 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     out, _ = _modules(tmp_path, "--help")
     for command in ("checklist", "rules", "replay", "collect", "diagnose"):
         assert command in out
+
+
+def test_registering_again_adds_each_command_once() -> None:
+    # in-process callers (tests, CliRunner) register before every run; repeats would pile up
+    probe = (
+        "from llmsched.cli import _register, app\n"
+        "_register(['llmsched', 'diagnose']); _register(); _register()\n"
+        "print(sorted(i.name for i in (*app.registered_groups, *app.registered_commands)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == str(sorted(("checklist", "rules", "replay", "collect",
+                                              "diagnose")))

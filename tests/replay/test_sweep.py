@@ -39,6 +39,7 @@ def test_process_pool_equals_serial() -> None:
     assert by[(32, 512)]["total_preemptions"] < 546
 
 
+@pytest.mark.ray
 def test_real_local_ray_equals_serial() -> None:
     ray = pytest.importorskip("ray")
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
