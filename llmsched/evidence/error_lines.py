@@ -36,7 +36,7 @@ def is_error_line(text: str, prefix: Mapping[str, Any]) -> bool:
 
 
 # a traceback frame in a component's own package (site-packages, dist-packages or a checkout)
-_COMPONENT_FRAME = re.compile(r'^\s*File "[^"]*[/\\](?P<package>vllm|ray)[/\\][^"]*", line \d+')
+_COMPONENT_FRAME = re.compile(r'^\s*File "(?:[^"]*[/\\])?(?P<package>vllm|ray)[/\\][^"]*", line \d+')
 _TRACEBACK_LOOKBACK = 200
 
 

@@ -36,6 +36,7 @@ ENGINE_START_FAILURES = (
     "cuda.invalid-device-ordinal",
     "vllm.tp-not-divisible",
     "vllm.args-rejected",
+    "vllm.engine-args-unexpected",
 )
 # engine limits a start-up line names (a refusal's values, or the values settled on)
 _LIMIT_ARGS = ("max_num_batched_tokens", "max_model_len")
