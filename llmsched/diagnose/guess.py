@@ -20,15 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from llmsched.diagnose.facts.setting import kubernetes_artifact
+from llmsched.diagnose.facts.setting import MAX_SETTING_CHARS, kubernetes_artifact
 from llmsched.evidence.observations import Observation
 from llmsched.evidence.triage import Candidate, Catalogue, WordMatch, load_symptoms
 from llmsched.model import Location
 
 GUESS = "setting guess"
 ORDER = ("ray", "kubernetes", "vllm")
-# a paste is read for its setting up to this many characters, as triage reads prose
-MAX_CHARS = 64 * 1024
 
 
 def setting_guess(
@@ -42,7 +40,7 @@ def setting_guess(
     said: list[tuple[Location, str]] = []
     size = 0
     for location, text in prose:
-        if size >= MAX_CHARS:
+        if size >= MAX_SETTING_CHARS:
             break
         said.append((location, text))
         size += len(text) + 1
