@@ -114,6 +114,9 @@ def honest_verdict(
     if verdict is None and unshown is not None:
         return {"layer": None, "rule": None, "confidence": None, "summary": unshown,
                 "not_judged": gaps}  # fmt: skip
+    if verdict is not None and errors and verdict.get("rule") is None:
+        # a layer named without a rule (a recognised failure, a guess) still lists the errors
+        verdict = {**verdict, "unexplained_errors": list(errors)}
     if not gaps:
         return verdict
     if verdict is None:

@@ -121,19 +121,19 @@ def test_a_full_clean_look_still_says_no_layer_is_at_fault(workdir: Path) -> Non
 
 
 def test_errors_no_rule_explains_are_not_an_all_clear(workdir: Path) -> None:
-    # the traceback passes through no component's code: no layer can be named
+    # the traceback passes through no component's code and names none: no layer can be named
     (workdir / "tb.txt").write_text(
         "Traceback (most recent call last):\n"
         '  File "/srv/app/serve.py", line 13, in <module>\n'
-        "    import vllm._C\n"
-        "ModuleNotFoundError: No module named 'vllm._C'\n"
+        "    import tokenizer_ext\n"
+        "ModuleNotFoundError: No module named 'tokenizer_ext'\n"
     )
     for fmt in ("text", "json", "github"):
         result = llmsched("tb.txt", "-o", fmt, cwd=workdir)
         assert result.returncode == 0, result.stderr
         flat = re.sub(r"[\s│]+", " ", result.stdout)  # the verdict panel wraps its lines
         assert ALL_CLEAR not in flat and "not an all-clear" in flat
-        assert "tb.txt:4: ModuleNotFoundError: No module named 'vllm._C'" in result.stdout
+        assert "tb.txt:4: ModuleNotFoundError: No module named 'tokenizer_ext'" in result.stdout
     verdict = json.loads(llmsched("tb.txt", "-o", "json", cwd=workdir).stdout)["verdict"]
     assert verdict["layer"] is None and len(verdict["unexplained_errors"]) == 1
 
@@ -172,3 +172,20 @@ def test_a_described_symptom_the_evidence_does_not_show_is_not_an_all_clear(
     assert report["triage"][0]["status"] == "not shown by the evidence"
     flat = re.sub(r"[\s│]+", " ", llmsched("paste.txt", cwd=workdir).stdout)
     assert ALL_CLEAR not in flat and "a kubernetes symptom" in flat
+
+
+def test_a_layer_named_without_a_rule_still_lists_the_errors(workdir: Path) -> None:
+    (workdir / "tb.txt").write_text(
+        "I run vllm serve and it fails:\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/serve.py", line 3, in <module>\n'
+        "    import tokenizer_ext\n"
+        "ModuleNotFoundError: No module named 'tokenizer_ext'\n"
+    )
+    result = llmsched("tb.txt", "-o", "json", cwd=workdir)
+    assert result.returncode == 1, result.stderr
+    verdict = json.loads(result.stdout)["verdict"]
+    assert (verdict["layer"], verdict["rule"]) == ("vllm", None)
+    assert verdict["unexplained_errors"] == [
+        "tb.txt:5: ModuleNotFoundError: No module named 'tokenizer_ext'"
+    ]
