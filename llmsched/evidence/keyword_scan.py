@@ -18,10 +18,11 @@ from typing import Any
 class KeywordScan:
     def __init__(self, keywords: Iterable[str]):
         ordered = sorted(set(keywords), key=len, reverse=True)
+        self._ordered = tuple(ordered)
         self._pattern = re.compile(trie_pattern(ordered))
-        self._overlapping = {
-            k: tuple(o for o in ordered if o != k and can_overlap(k, o)) for k in ordered
-        }
+        # filled as keywords are reported: a run meets few of the catalogue's keywords, and
+        # comparing every pair of them costs more at start than most inputs cost to scan
+        self._overlapping: dict[str, tuple[str, ...]] = {}
 
     def present(self, text: str) -> frozenset[str]:
         """The keywords `text` holds (each `k` with `k in text`)."""
@@ -30,8 +31,14 @@ class KeywordScan:
             return reported
         present = set(reported)
         for keyword in reported:
-            present.update(k for k in self._overlapping[keyword] if k not in present and k in text)
+            overlapping = self._overlapping.get(keyword)
+            if overlapping is None:
+                overlapping = self._overlapping[keyword] = self._overlapping_with(keyword)
+            present.update(k for k in overlapping if k not in present and k in text)
         return frozenset(present)
+
+    def _overlapping_with(self, keyword: str) -> tuple[str, ...]:
+        return tuple(o for o in self._ordered if o != keyword and can_overlap(keyword, o))
 
 
 def trie_pattern(keywords: Sequence[str]) -> str:

@@ -22,6 +22,7 @@ from llmsched.evidence.placeholders import extract_names
 from llmsched.model import Location
 
 CATALOGUE_PATH = Path(__file__).resolve().parent / "symptoms.yaml"
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's: read on every run
 # Prose is short; these caps keep a 20 MB paste from costing more than a glance.
 MAX_LINES = 1000
 MAX_CHARS = 64 * 1024
@@ -264,7 +265,7 @@ def load_symptoms(path: Path = CATALOGUE_PATH) -> Catalogue:
     """The catalogue, compiled; a malformed entry is a `RuleError` naming it."""
     where = Location(str(path))
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except (OSError, yaml.YAMLError) as exc:
         raise RuleError(f"cannot read the symptom catalogue: {exc}", where) from None
     if not isinstance(data, dict) or not isinstance(data.get("symptoms"), list):
