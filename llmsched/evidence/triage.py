@@ -19,6 +19,7 @@ import yaml
 
 from llmsched.errors import RuleError
 from llmsched.evidence.placeholders import extract_names
+from llmsched.evidence.regex_prefix import Prefixes, literal_prefixes, lowered_if_ascii, may_match
 from llmsched.model import Location
 
 CATALOGUE_PATH = Path(__file__).resolve().parent / "symptoms.yaml"
@@ -60,6 +61,7 @@ class Phrase:
     # a pattern that spells its own negation ("no errors", "never return") is only
     # checked for a negation before it, not inside it
     says_negation: bool
+    prefixes: Prefixes | None = None  # what each match starts with (a text without: no match)
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,10 @@ def _first_match(
 ) -> re.Match[str] | None:
     if symptom.context is not None and symptom.context.search(apart(text)) is None:
         return None
+    lowered = lowered_if_ascii(text)  # once per text (remembered)
     for phrase in symptom.phrases:
+        if not may_match(phrase.prefixes, text, lowered):
+            continue
         for match in phrase.pattern.finditer(text):
             inside = any(
                 start <= match.start() and match.end() <= end and weight > symptom.weight
@@ -356,7 +361,10 @@ def _phrases(ident: str, language: str, value: Any, where: Location) -> list[Phr
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise RuleError(f"symptom {ident}: `{language}` must be a list of patterns", where)
-    return [Phrase(language, _compile(ident, v, where), _says_negation(v)) for v in value]
+    return [
+        Phrase(language, _compile(ident, v, where), _says_negation(v), literal_prefixes(v))
+        for v in value
+    ]
 
 
 def _says_negation(pattern: str) -> bool:
