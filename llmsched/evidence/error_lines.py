@@ -32,7 +32,11 @@ def is_error_line(text: str, prefix: Mapping[str, Any]) -> bool:
     if isinstance(level, str) and level.upper() in _ERROR_LEVELS:
         return True
     stripped = text.strip()
-    return bool(_EXCEPTION.match(stripped) or _PROCESS_DEATH.match(stripped))
+    if _EXCEPTION.match(stripped):
+        return True
+    # what `_PROCESS_DEATH` needs: its first letter, or the `(core dumped)` it ends with
+    could_die = stripped[:1] in "KSB" or "(core dumped)" in stripped
+    return could_die and _PROCESS_DEATH.match(stripped) is not None
 
 
 # a traceback frame in a component's own package (site-packages, dist-packages or a checkout)

@@ -118,10 +118,9 @@ def _repeat_key(row: dict[str, str]) -> tuple[str | None, ...]:
     shown again (a table of many pods repeats each pod's events) is one event, counted.
     An age that carries kubectl's own tally (`5m (x3 over 10m)`) stays in the key."""
     age = row.get("LAST SEEN") or ""
-    return (
-        *(v for k, v in row.items() if k not in _TIME_COLUMNS),
-        age if "(x" in age else None,
-    )
+    key: list[str | None] = [v for k, v in row.items() if k not in _TIME_COLUMNS]
+    key.append(age if "(x" in age else None)
+    return tuple(key)
 
 
 @dataclass(slots=True)
@@ -149,15 +148,15 @@ def _columns(header: str) -> list[tuple[str, int, int | None]]:
 
 
 def _slice_row(text: str, columns: list[tuple[str, int, int | None]]) -> dict[str, str] | None:
+    if columns and columns[-1][1] > len(text):  # the columns begin in increasing order
+        return None
     row: dict[str, str] = {}
-    length = len(text)
+    intern = sys.intern
     for name, begin, end in columns:
-        if begin > length:
-            return None
         value = text[begin:end].strip()
         # the short columns repeat from row to row (namespace, type, reason, object):
         # one copy of each value, not one per row
-        row[name] = sys.intern(value) if end is not None and len(value) <= 64 else value
+        row[name] = intern(value) if end is not None and len(value) <= 64 else value
     if row.get("TYPE") not in _EVENT_TYPES:
         return None
     return row

@@ -14,24 +14,46 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+_REMEMBERED = 4096  # reported sets kept
+
 
 class KeywordScan:
     def __init__(self, keywords: Iterable[str]):
         ordered = sorted(set(keywords), key=len, reverse=True)
+        self._ordered = tuple(ordered)
         self._pattern = re.compile(trie_pattern(ordered))
-        self._overlapping = {
-            k: tuple(o for o in ordered if o != k and can_overlap(k, o)) for k in ordered
-        }
+        # filled as keywords are reported: a run meets few of the catalogue's keywords, and
+        # comparing every pair of them costs more at start than most inputs cost to scan
+        self._overlapping: dict[str, tuple[str, ...]] = {}
+        # reported set -> the other keywords that can overlap one of it (lines of a log
+        # report the same few sets again and again)
+        self._unreported: dict[frozenset[str], tuple[str, ...]] = {}
 
     def present(self, text: str) -> frozenset[str]:
         """The keywords `text` holds (each `k` with `k in text`)."""
         reported = frozenset(self._pattern.findall(text))
         if not reported:
             return reported
-        present = set(reported)
+        unreported = self._unreported.get(reported)
+        if unreported is None:
+            unreported = self._unreported_with(reported)
+        hidden = [k for k in unreported if k in text]
+        return reported.union(hidden) if hidden else reported
+
+    def _unreported_with(self, reported: frozenset[str]) -> tuple[str, ...]:
+        found: dict[str, None] = {}
         for keyword in reported:
-            present.update(k for k in self._overlapping[keyword] if k not in present and k in text)
-        return frozenset(present)
+            overlapping = self._overlapping.get(keyword)
+            if overlapping is None:
+                overlapping = self._overlapping[keyword] = self._overlapping_with(keyword)
+            found.update((k, None) for k in overlapping if k not in reported)
+        if len(self._unreported) >= _REMEMBERED:
+            self._unreported.clear()
+        self._unreported[reported] = tuple(found)
+        return self._unreported[reported]
+
+    def _overlapping_with(self, keyword: str) -> tuple[str, ...]:
+        return tuple(o for o in self._ordered if o != keyword and can_overlap(keyword, o))
 
 
 def trie_pattern(keywords: Sequence[str]) -> str:

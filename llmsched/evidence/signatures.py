@@ -117,8 +117,11 @@ def _match(text: str, catalogue: tuple[Signature, ...] | None) -> list[Signature
         if catalogue is not None and not signature.could_match(text):
             continue
         for pattern in signature.patterns:
-            found = list(pattern.finditer(text)) if signature.repeat else [pattern.search(text)]
-            matches = [m for m in found if m is not None]
+            if signature.repeat:
+                matches = list(pattern.finditer(text))
+            else:
+                match = pattern.search(text)
+                matches = [match] if match is not None else []
             for match in matches:
                 fields = _fields(signature, match)
                 if fields is not None:

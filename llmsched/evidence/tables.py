@@ -50,11 +50,19 @@ def find_tables(lines: Sequence[Line], path: str) -> list[Block]:
     index = 0
     while index < len(lines):
         text = lines[index].text
-        if _POD_HEADER.match(text) or _POD_ROW.match(text):
+        # each pattern is tried only on a line holding the text it needs (`READY`, the
+        # `1/1` slash, `Ready`/`Unknown`...): most lines of a log need no regex here
+        if ("READY" in text and _POD_HEADER.match(text)) or ("/" in text and _POD_ROW.match(text)):
             block = _rows(lines, index, path, "kubectl-get-pods", _POD_HEADER, _POD_ROW)
-        elif _NODE_HEADER.match(text) or _NODE_ROW.match(text):
+        elif ("ROLES" in text and _NODE_HEADER.match(text)) or (
+            ("Ready" in text or "Unknown" in text) and _NODE_ROW.match(text)
+        ):
             block = _rows(lines, index, path, "kubectl-get-nodes", _NODE_HEADER, _NODE_ROW)
-        elif _SMI_HEADER.search(text) or _SMI_GPU.match(text) or _SMI_LIST.match(text):
+        elif (
+            ("NVIDIA-SMI " in text and _SMI_HEADER.search(text))
+            or (text[:1] == "|" and _SMI_GPU.match(text))
+            or (text[:4] == "GPU " and _SMI_LIST.match(text))
+        ):
             block = _nvidia_smi(lines, index, path)
         else:
             index += 1

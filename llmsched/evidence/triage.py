@@ -19,9 +19,11 @@ import yaml
 
 from llmsched.errors import RuleError
 from llmsched.evidence.placeholders import extract_names
+from llmsched.evidence.regex_prefix import Prefixes, literal_prefixes, lowered_if_ascii, may_match
 from llmsched.model import Location
 
 CATALOGUE_PATH = Path(__file__).resolve().parent / "symptoms.yaml"
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's: read on every run
 # Prose is short; these caps keep a 20 MB paste from costing more than a glance.
 MAX_LINES = 1000
 MAX_CHARS = 64 * 1024
@@ -59,6 +61,7 @@ class Phrase:
     # a pattern that spells its own negation ("no errors", "never return") is only
     # checked for a negation before it, not inside it
     says_negation: bool
+    prefixes: Prefixes | None = None  # what each match starts with (a text without: no match)
 
 
 @dataclass(frozen=True)
@@ -224,7 +227,10 @@ def _first_match(
 ) -> re.Match[str] | None:
     if symptom.context is not None and symptom.context.search(apart(text)) is None:
         return None
+    lowered = lowered_if_ascii(text)  # once per text (remembered)
     for phrase in symptom.phrases:
+        if not may_match(phrase.prefixes, text, lowered):
+            continue
         for match in phrase.pattern.finditer(text):
             inside = any(
                 start <= match.start() and match.end() <= end and weight > symptom.weight
@@ -264,7 +270,7 @@ def load_symptoms(path: Path = CATALOGUE_PATH) -> Catalogue:
     """The catalogue, compiled; a malformed entry is a `RuleError` naming it."""
     where = Location(str(path))
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except (OSError, yaml.YAMLError) as exc:
         raise RuleError(f"cannot read the symptom catalogue: {exc}", where) from None
     if not isinstance(data, dict) or not isinstance(data.get("symptoms"), list):
@@ -355,7 +361,10 @@ def _phrases(ident: str, language: str, value: Any, where: Location) -> list[Phr
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise RuleError(f"symptom {ident}: `{language}` must be a list of patterns", where)
-    return [Phrase(language, _compile(ident, v, where), _says_negation(v)) for v in value]
+    return [
+        Phrase(language, _compile(ident, v, where), _says_negation(v), literal_prefixes(v))
+        for v in value
+    ]
 
 
 def _says_negation(pattern: str) -> bool:

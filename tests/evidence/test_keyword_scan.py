@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llmsched.evidence.keyword_scan import KeywordScan, can_overlap, trie_pattern
+from llmsched.evidence.signatures import load_signatures
 
 
 @pytest.mark.parametrize(
@@ -74,3 +76,18 @@ def test_present_is_every_keyword_the_text_holds(text: str) -> None:
 )
 def test_can_overlap(a: str, b: str, overlap: bool) -> None:
     assert can_overlap(a, b) is overlap and can_overlap(b, a) is overlap
+
+
+def test_the_catalogue_scan_agrees_with_plain_lookups_on_the_corpus() -> None:
+    """The real keywords on real lines, each line scanned twice (the second time the
+    reported set's hidden keywords are the remembered ones)."""
+    keywords = sorted({k for s in load_signatures() for k in s.keywords})
+    scan = KeywordScan(keywords)
+    corpus = Path(__file__).resolve().parents[1] / "diagnose" / "real_incidents"
+    lines = [
+        line
+        for path in sorted(corpus.glob("*.txt"))[:60]
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+    ]
+    for line in lines + lines:
+        assert scan.present(line) == {k for k in keywords if k in line}
