@@ -167,7 +167,7 @@ class FastStepper(SchedulerStepper):
         else:
             # Every allocation succeeds. Blocks popped in one step are interchangeable
             # (fresh, unhashed, held once), so crossings take theirs in one batch.
-            crossings = len(lazy.crossing())
+            crossings = len(lazy.buckets[-lazy.tick % lazy.bs])  # `crossing()`, inlined
             if crossings:
                 self.anon += kv.take_free_blocks(crossings)
             for r, m in active_n:
@@ -199,13 +199,15 @@ class FastStepper(SchedulerStepper):
         shape = self._shape(explicit, num_lazy) if self.step_time else None
         finishing: list[Request] = []
         sampled_explicit: list[Request] = []
+        mml = sched.max_model_len
         for r, m in explicit:
-            r.num_computed_tokens += m
-            if r.num_computed_tokens < r.num_tokens:
+            computed = r.num_computed_tokens = r.num_computed_tokens + m
+            num_tokens = r.num_prompt_tokens + r.num_output_tokens  # `num_tokens`, inlined
+            if computed < num_tokens:
                 continue
             r.num_output_tokens += 1
             sampled_explicit.append(r)
-            if r.num_output_tokens >= r.max_tokens or r.num_tokens >= sched.max_model_len:
+            if r.num_output_tokens >= r.max_tokens or num_tokens + 1 >= mml:
                 finishing.append(r)
         for r in lazy.pop_finished(tick):
             self._materialise(r)
