@@ -189,13 +189,15 @@ class FastStepper(SchedulerStepper):
         for r in preempted:
             table.preempted(r.record)
         explicit: list[tuple[Request, int]] = list(active_n)
+        seq, next_seq, requests = self.seq, self.next_seq, sched.requests
         for rid, m in admitted.items():
-            r = sched.requests[rid]
+            r = requests[rid]
             explicit.append((r, m))
-            self.seq[r] = self.next_seq
-            self.next_seq += 1
+            seq[r] = next_seq
+            next_seq += 1
             self.active[r] = None
             table.scheduled(r.record, step, now if self.wall_clock else None)
+        self.next_seq = next_seq
         shape = self._shape(explicit, num_lazy) if self.step_time else None
         finishing: list[Request] = []
         sampled_explicit: list[Request] = []
@@ -209,12 +211,14 @@ class FastStepper(SchedulerStepper):
             sampled_explicit.append(r)
             if r.num_output_tokens >= r.max_tokens or num_tokens + 1 >= mml:
                 finishing.append(r)
-        for r in lazy.pop_finished(tick):
-            self._materialise(r)
-            lazy.remove(r)
-            finishing.append(r)
+        heap = lazy.finish_heap
+        if heap and heap[0][0] <= tick:  # `pop_finished` finds some
+            for r in lazy.pop_finished(tick):
+                self._materialise(r)
+                lazy.remove(r)
+                finishing.append(r)
         if len(finishing) > 1:
-            finishing.sort(key=self.seq.__getitem__)
+            finishing.sort(key=seq.__getitem__)
         finished_ids = []
         for r in finishing:
             self._finish(r)
@@ -225,7 +229,7 @@ class FastStepper(SchedulerStepper):
             table.sampled(r.record, step, end if self.wall_clock else None)
             if r.status is RequestStatus.RUNNING and is_decoding(r) and self._lazy_ok(r):
                 del self.active[r]
-                self._lazify(r)
+                lazy.add(r, seq[r])  # `_lazify`
         for r in finishing:
             table.finished(
                 r.record, step, end if self.wall_clock else None, "length", r.num_output_tokens

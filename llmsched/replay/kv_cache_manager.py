@@ -349,6 +349,8 @@ class DeferredHashKVCacheManager(BlockKVCacheManager):
         return self._record_hits(request, hit)
 
     def _eager_hash_end(self, request: Request, num_full: int) -> int:
+        if request.prefix_group is None:  # `_num_shared_blocks` is 0, without the calls
+            return 0
         return min(num_full, self._num_shared_blocks(request))
 
     def free(self, request: Request) -> None:
