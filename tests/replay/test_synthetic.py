@@ -1,5 +1,6 @@
 import random
 
+from llmsched.replay.request import TraceRequest
 from llmsched.replay.synthetic import (
     LengthDist,
     WorkloadSpec,
@@ -42,3 +43,10 @@ def test_one_priority_leaves_lengths_as_drawn_after_choice() -> None:
         rng.choice(spec.priorities)
         lengths.append((prompt, output))
     assert [(r.prompt_len, r.output_len) for r in trace.requests] == lengths
+
+
+def test_generated_requests_are_whole_trace_requests() -> None:
+    spec = WorkloadSpec(num_requests=50, shared_prefix_ratio=0.5, wall_clock=True, seed=1)
+    for r in generate_workload(spec).requests:
+        assert len(r) == len(TraceRequest._fields)
+        assert r == TraceRequest(*r) and r.line is None
