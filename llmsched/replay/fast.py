@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import cdiv
 from llmsched.replay.lazy import LazyDecodes, is_decoding, lazy_kv_cache_manager
-from llmsched.replay.loop import Arrivals, Recorder, StepShape, StepTimeFn, check_fits, run_steps
+from llmsched.replay.loop import Arrivals, Recorder, StepTimeFn, check_fits, run_steps
 from llmsched.replay.metrics import ReplayResult
 from llmsched.replay.reference import SchedulerStepper
 from llmsched.replay.request import Request, RequestStatus, TraceRequest
@@ -98,17 +98,19 @@ class FastStepper(SchedulerStepper):
         num_lazy = len(lazy.c_off)  # len(lazy), without the Python-level call
         if num_lazy > budget:
             return self._slow_step(step, now)
+        kv = self.kv
+        need_blocks = len(lazy.buckets[-lazy.tick % lazy.bs])  # `crossing()`, inlined
+        active_n: list[tuple[Request, int]] = []
+        if not self.active:  # every running request decodes lazily
+            return self._phase_a(step, now, threshold, budget, active_n, need_blocks)
         mml = sched.max_model_len
         bs = self.bs
-        kv = self.kv
         num_blocks_of = kv.num_blocks_of
         seqs = lazy.seqs
         seq = self.seq
         # Phase A's token budget in running order: lazy requests take 1 each, a
         # mid-prefill request what is left when the loop reaches it.
         consumed = 0  # by explicit requests so far
-        need_blocks = len(lazy.crossing())
-        active_n: list[tuple[Request, int]] = []
         for r in self.active:
             before = bisect.bisect_left(seqs, seq[r])  # lazy requests ahead of r
             left = budget - before - consumed
@@ -132,11 +134,24 @@ class FastStepper(SchedulerStepper):
             ahead = sum(m for r, m in active_n if seq[r] < last_lazy)
             if ahead + num_lazy > budget:
                 return self._slow_step(step, now)
-        if need_blocks > kv.get_num_free_blocks():
-            if sched.policy is not SchedulingPolicy.FCFS:
+        return self._phase_a(step, now, threshold, budget, active_n, need_blocks)
+
+    def _phase_a(
+        self,
+        step: int,
+        now: float,
+        threshold: int,
+        budget: int,
+        active_n: list[tuple[Request, int]],
+        need_blocks: int,
+    ) -> float:
+        """A fast step, preempting when the free blocks do not cover `need_blocks`
+        (FCFS only: others take a slow step)."""
+        if need_blocks > self.kv.get_num_free_blocks():
+            if self.sched.policy is not SchedulingPolicy.FCFS:
                 return self._slow_step(step, now)
-            return self._fast_step(step, now, threshold, budget, active_n, preempt=True)
-        return self._fast_step(step, now, threshold, budget, active_n, preempt=False)
+            return self._fast_step(step, now, threshold, budget, active_n, True)
+        return self._fast_step(step, now, threshold, budget, active_n, False)
 
     # ---- fast steps -------------------------------------------------------------------
 
@@ -198,7 +213,7 @@ class FastStepper(SchedulerStepper):
             self.active[r] = None
             table.scheduled(r.record, step, now if self.wall_clock else None)
         self.next_seq = next_seq
-        shape = self._shape(explicit, num_lazy) if self.step_time else None
+        shape = lazy.step_shape(explicit) if self.step_time else None
         finishing: list[Request] = []
         sampled_explicit: list[Request] = []
         mml = sched.max_model_len
@@ -229,7 +244,7 @@ class FastStepper(SchedulerStepper):
             table.sampled(r.record, step, end if self.wall_clock else None)
             if r.status is RequestStatus.RUNNING and is_decoding(r) and self._lazy_ok(r):
                 del self.active[r]
-                lazy.add(r, seq[r])  # `_lazify`
+                lazy.add(r, seq[r])
         for r in finishing:
             table.finished(
                 r.record, step, end if self.wall_clock else None, "length", r.num_output_tokens
@@ -355,9 +370,6 @@ class FastStepper(SchedulerStepper):
         self.lazy.materialise(r)
         self.kv.adopt_blocks(r, r.num_computed_tokens, self.anon)
 
-    def _lazify(self, r: Request) -> None:
-        self.lazy.add(r, self.seq[r])
-
     # ---- slow steps ------------------------------------------------------------------
 
     def _materialise_all(self) -> None:
@@ -377,28 +389,7 @@ class FastStepper(SchedulerStepper):
             self.seq[r] = self.next_seq
             self.next_seq += 1
             if is_decoding(r) and self._lazy_ok(r):
-                self._lazify(r)
+                self.lazy.add(r, self.seq[r])
             else:
                 self.active[r] = None
         return end
-
-    def _shape(self, explicit: list[tuple[Request, int]], num_lazy: int) -> StepShape:
-        lazy = self.lazy
-        # lazy C before this step = c_off + (tick - 1); after scheduling, + 1
-        context = lazy.sum_c_off + num_lazy * lazy.tick
-        prefill = 0
-        decode = num_lazy
-        for r, m in explicit:
-            c_after = r.num_computed_tokens + m
-            context += c_after
-            if m == 1 and r.num_output_tokens > 0 and c_after == r.num_tokens:
-                decode += 1
-            else:
-                prefill += m
-        return StepShape(
-            num_tokens=prefill + decode,
-            num_prefill_tokens=prefill,
-            num_decode_reqs=decode,
-            num_reqs=num_lazy + len(explicit),
-            context_tokens=context,
-        )
