@@ -336,7 +336,9 @@ class DeferredHashKVCacheManager(BlockKVCacheManager):
     def get_computed_blocks(self, request: Request) -> tuple[list[int], int]:
         """As `BlockKVCacheManager.get_computed_blocks`, hashing only as far as the hits go."""
         if request.prefix_group is None and not request.num_preemptions:
-            return self._record_hits(request, [])  # its own hashes enter when preempted
+            # No hit: its own hashes enter the map only when it is preempted (`free`).
+            self.prefix_cache_stats.record(request.num_tokens, 0, preempted=False)
+            return [], 0
         bs = self.block_size
         max_blocks = (request.num_tokens - 1) // bs
         cached = self.block_pool.cached_block_hash_to_block
@@ -358,7 +360,9 @@ class DeferredHashKVCacheManager(BlockKVCacheManager):
         blocks = self.req_to_blocks.get(rid)
         end = self.num_cached_block.get(rid, 0)
         if blocks and end:
-            start = min(end, self._num_shared_blocks(request))
+            start = (
+                0 if request.prefix_group is None else min(end, self._num_shared_blocks(request))
+            )
             if end > start:
                 if request.status is RequestStatus.FINISHED_LENGTH_CAPPED:
                     block_hash = self.block_pool.block_hash
