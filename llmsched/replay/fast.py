@@ -193,8 +193,10 @@ class FastStepper(SchedulerStepper):
         # Phase B: admissions (only when nobody was preempted), literal scheduler code.
         out = SchedulerOutput()
         active_tokens = sum([m for _, m in active_n]) if active_n else 0
+        admitted_tokens = 0
         if not preempted:
-            sched.schedule_waiting(out, budget - num_lazy - active_tokens, threshold)
+            left = budget - num_lazy - active_tokens
+            admitted_tokens = left - sched.schedule_waiting(out, left, threshold)
         admitted = out.num_scheduled_tokens
         sched.finished_req_ids = set()
 
@@ -240,18 +242,17 @@ class FastStepper(SchedulerStepper):
             finished_ids.append(r.request_id)
         duration = self.step_time(shape) if self.step_time and shape else 0.0
         end = now + duration
+        stop = end if self.wall_clock else None
         for r in sampled_explicit:
-            table.sampled(r.record, step, end if self.wall_clock else None)
+            table.sampled(r.record, step, stop)
             if r.status is RequestStatus.RUNNING and is_decoding(r) and self._lazy_ok(r):
                 del self.active[r]
                 lazy.add(r, seq[r])
         for r in finishing:
-            table.finished(
-                r.record, step, end if self.wall_clock else None, "length", r.num_output_tokens
-            )
+            table.finished(r.record, step, stop, "length", r.num_output_tokens)
 
         scheduled: dict[str, int] = {}
-        total = num_lazy + active_tokens + sum(admitted.values())
+        total = num_lazy + active_tokens + admitted_tokens
         if order is not None:
             active_map = {r.request_id: m for r, m in active_n}
             lazy_ids = {r.request_id for r in lazy.c_off}
@@ -265,7 +266,7 @@ class FastStepper(SchedulerStepper):
             step,
             scheduled,
             out.prefix_hit_tokens,
-            [r.request_id for r in preempted],
+            [r.request_id for r in preempted] if preempted else [],
             finished_ids,
             now,
             duration,
