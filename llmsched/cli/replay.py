@@ -8,6 +8,7 @@ imported inside the command, so `llmsched --help` stays fast.
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -174,47 +175,54 @@ def replay(
     work = WorkloadSource(
         trace, workload, tuple(workload_from_metrics or ()), interval, num_requests, seed
     )
-    setup = prepare(source, work)
-    fleet = fleet_fields(replicas, router, replica or ())
-    if fleet and engine is ReplayEngine.v0:
-        raise InputFileError("a fleet replays the v1 engine only", Location("--engine"))
-    if sweep:
+    # The cycle collector paused for the run, as `checklist lint` does: a replay makes
+    # millions of requests and records that live to its end and form no cycles, and
+    # each generation-2 pass walked them all again and freed nothing.
+    gc.disable()
+    try:
+        setup = prepare(source, work)
+        fleet = fleet_fields(replicas, router, replica or ())
+        if fleet and engine is ReplayEngine.v0:
+            raise InputFileError("a fleet replays the v1 engine only", Location("--engine"))
+        if sweep:
+            if step_log is not None:
+                raise InputFileError(
+                    "--step-log records one replay; drop --sweep, or replay the chosen point alone",
+                    Location("--step-log"),
+                )
+            run_sweep_command(
+                setup, vllm_version, sweep, executor, ray_address, output, objective, html_out,
+                fleet, yes, output_file,
+            )  # fmt: skip
+            return
+        if fleet:
+            if step_log is not None:
+                raise InputFileError(
+                    "records one engine; drop --replicas/--router/--replica",
+                    Location("--step-log"),
+                )
+            run_fleet(setup, vllm_version, fleet, output, html_out, output_file)
+            return
+        result = run_one(setup, source, engine, preemption_mode, swap_space, step_log is not None)
         if step_log is not None:
-            raise InputFileError(
-                "--step-log records one replay; drop --sweep, or replay the chosen point alone",
-                Location("--step-log"),
-            )
-        run_sweep_command(
-            setup, vllm_version, sweep, executor, ray_address, output, objective, html_out,
-            fleet, yes, output_file,
-        )  # fmt: skip
-        return
-    if fleet:
-        if step_log is not None:
-            raise InputFileError(
-                "records one engine; drop --replicas/--router/--replica",
-                Location("--step-log"),
-            )
-        run_fleet(setup, vllm_version, fleet, output, html_out, output_file)
-        return
-    result = run_one(setup, source, engine, preemption_mode, swap_space, step_log is not None)
-    if step_log is not None:
-        with step_log.open("w", encoding="utf-8") as f:
-            result.write_step_log(f)
-    if html_out is not None:
-        write_html(html_out, setup, vllm_version, [run_view(result, "as configured")])
-    summary = result.summary()
-    if setup.workload_info is not None:
-        summary["workload"] = setup.workload_info
-    if output is ListFormat.json:
-        emit(json.dumps(summary, indent=2), output_file)
-        return
-    from llmsched.render.replay import summary_text, workload_text
+            with step_log.open("w", encoding="utf-8") as f:
+                result.write_step_log(f)
+        if html_out is not None:
+            write_html(html_out, setup, vllm_version, [run_view(result, "as configured")])
+        summary = result.summary()
+        if setup.workload_info is not None:
+            summary["workload"] = setup.workload_info
+        if output is ListFormat.json:
+            emit(json.dumps(summary, indent=2), output_file)
+            return
+        from llmsched.render.replay import summary_text, workload_text
 
-    parts = [workload_text(setup.workload_info)] if setup.workload_info is not None else []
-    parts.append(summary_text(summary))
-    if charts and output_file is None:  # terminal charts are for a terminal
-        from llmsched.replay.charts import terminal_charts
+        parts = [workload_text(setup.workload_info)] if setup.workload_info is not None else []
+        parts.append(summary_text(summary))
+        if charts and output_file is None:  # terminal charts are for a terminal
+            from llmsched.replay.charts import terminal_charts
 
-        parts.append(terminal_charts(result))
-    emit("\n".join(parts), output_file)
+            parts.append(terminal_charts(result))
+        emit("\n".join(parts), output_file)
+    finally:
+        gc.enable()

@@ -63,10 +63,17 @@ class FreeKVCacheBlockQueue:
 
     def prepend_n(self, block_ids: Sequence[int]) -> None:
         """Insert at the head keeping the given order (block_ids[0] becomes the head)."""
+        nxt, prev, in_queue = self._next, self._prev, self._in_queue
         after = self._head
-        for block_id in block_ids:
-            self._link(after, block_id, self._next[after])
+        old_head = nxt[after]
+        for block_id in block_ids:  # `_link(after, block_id, ...)`, inlined
+            nxt[after] = block_id
+            prev[block_id] = after
+            in_queue[block_id] = True
             after = block_id
+        nxt[after] = old_head
+        prev[old_head] = after
+        self.num_free_blocks += len(block_ids)
 
     def _link(self, prev: int, block_id: int, nxt: int) -> None:
         self._next[prev] = block_id

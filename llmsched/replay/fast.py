@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import cdiv
 from llmsched.replay.lazy import LazyDecodes, is_decoding, lazy_kv_cache_manager
-from llmsched.replay.loop import Arrivals, Recorder, StepShape, StepTimeFn, check_fits, run_steps
+from llmsched.replay.loop import Arrivals, Recorder, StepTimeFn, check_fits, run_steps
 from llmsched.replay.metrics import ReplayResult
 from llmsched.replay.reference import SchedulerStepper
 from llmsched.replay.request import Request, RequestStatus, TraceRequest
@@ -98,17 +98,19 @@ class FastStepper(SchedulerStepper):
         num_lazy = len(lazy.c_off)  # len(lazy), without the Python-level call
         if num_lazy > budget:
             return self._slow_step(step, now)
+        kv = self.kv
+        need_blocks = len(lazy.buckets[-lazy.tick % lazy.bs])  # `crossing()`, inlined
+        active_n: list[tuple[Request, int]] = []
+        if not self.active:  # every running request decodes lazily
+            return self._phase_a(step, now, threshold, budget, active_n, need_blocks)
         mml = sched.max_model_len
         bs = self.bs
-        kv = self.kv
         num_blocks_of = kv.num_blocks_of
         seqs = lazy.seqs
         seq = self.seq
         # Phase A's token budget in running order: lazy requests take 1 each, a
         # mid-prefill request what is left when the loop reaches it.
         consumed = 0  # by explicit requests so far
-        need_blocks = len(lazy.crossing())
-        active_n: list[tuple[Request, int]] = []
         for r in self.active:
             before = bisect.bisect_left(seqs, seq[r])  # lazy requests ahead of r
             left = budget - before - consumed
@@ -132,11 +134,24 @@ class FastStepper(SchedulerStepper):
             ahead = sum(m for r, m in active_n if seq[r] < last_lazy)
             if ahead + num_lazy > budget:
                 return self._slow_step(step, now)
-        if need_blocks > kv.get_num_free_blocks():
-            if sched.policy is not SchedulingPolicy.FCFS:
+        return self._phase_a(step, now, threshold, budget, active_n, need_blocks)
+
+    def _phase_a(
+        self,
+        step: int,
+        now: float,
+        threshold: int,
+        budget: int,
+        active_n: list[tuple[Request, int]],
+        need_blocks: int,
+    ) -> float:
+        """A fast step, preempting when the free blocks do not cover `need_blocks`
+        (FCFS only: others take a slow step)."""
+        if need_blocks > self.kv.get_num_free_blocks():
+            if self.sched.policy is not SchedulingPolicy.FCFS:
                 return self._slow_step(step, now)
-            return self._fast_step(step, now, threshold, budget, active_n, preempt=True)
-        return self._fast_step(step, now, threshold, budget, active_n, preempt=False)
+            return self._fast_step(step, now, threshold, budget, active_n, True)
+        return self._fast_step(step, now, threshold, budget, active_n, False)
 
     # ---- fast steps -------------------------------------------------------------------
 
@@ -167,7 +182,7 @@ class FastStepper(SchedulerStepper):
         else:
             # Every allocation succeeds. Blocks popped in one step are interchangeable
             # (fresh, unhashed, held once), so crossings take theirs in one batch.
-            crossings = len(lazy.crossing())
+            crossings = len(lazy.buckets[-lazy.tick % lazy.bs])  # `crossing()`, inlined
             if crossings:
                 self.anon += kv.take_free_blocks(crossings)
             for r, m in active_n:
@@ -178,8 +193,10 @@ class FastStepper(SchedulerStepper):
         # Phase B: admissions (only when nobody was preempted), literal scheduler code.
         out = SchedulerOutput()
         active_tokens = sum([m for _, m in active_n]) if active_n else 0
+        admitted_tokens = 0
         if not preempted:
-            sched.schedule_waiting(out, budget - num_lazy - active_tokens, threshold)
+            left = budget - num_lazy - active_tokens
+            admitted_tokens = left - sched.schedule_waiting(out, left, threshold)
         admitted = out.num_scheduled_tokens
         sched.finished_req_ids = set()
 
@@ -189,48 +206,53 @@ class FastStepper(SchedulerStepper):
         for r in preempted:
             table.preempted(r.record)
         explicit: list[tuple[Request, int]] = list(active_n)
+        seq, next_seq, requests = self.seq, self.next_seq, sched.requests
         for rid, m in admitted.items():
-            r = sched.requests[rid]
+            r = requests[rid]
             explicit.append((r, m))
-            self.seq[r] = self.next_seq
-            self.next_seq += 1
+            seq[r] = next_seq
+            next_seq += 1
             self.active[r] = None
             table.scheduled(r.record, step, now if self.wall_clock else None)
-        shape = self._shape(explicit, num_lazy) if self.step_time else None
+        self.next_seq = next_seq
+        shape = lazy.step_shape(explicit) if self.step_time else None
         finishing: list[Request] = []
         sampled_explicit: list[Request] = []
+        mml = sched.max_model_len
         for r, m in explicit:
-            r.num_computed_tokens += m
-            if r.num_computed_tokens < r.num_tokens:
+            computed = r.num_computed_tokens = r.num_computed_tokens + m
+            num_tokens = r.num_prompt_tokens + r.num_output_tokens  # `num_tokens`, inlined
+            if computed < num_tokens:
                 continue
             r.num_output_tokens += 1
             sampled_explicit.append(r)
-            if r.num_output_tokens >= r.max_tokens or r.num_tokens >= sched.max_model_len:
+            if r.num_output_tokens >= r.max_tokens or num_tokens + 1 >= mml:
                 finishing.append(r)
-        for r in lazy.pop_finished(tick):
-            self._materialise(r)
-            lazy.remove(r)
-            finishing.append(r)
+        heap = lazy.finish_heap
+        if heap and heap[0][0] <= tick:  # `pop_finished` finds some
+            for r in lazy.pop_finished(tick):
+                self._materialise(r)
+                lazy.remove(r)
+                finishing.append(r)
         if len(finishing) > 1:
-            finishing.sort(key=self.seq.__getitem__)
+            finishing.sort(key=seq.__getitem__)
         finished_ids = []
         for r in finishing:
             self._finish(r)
             finished_ids.append(r.request_id)
         duration = self.step_time(shape) if self.step_time and shape else 0.0
         end = now + duration
+        stop = end if self.wall_clock else None
         for r in sampled_explicit:
-            table.sampled(r.record, step, end if self.wall_clock else None)
+            table.sampled(r.record, step, stop)
             if r.status is RequestStatus.RUNNING and is_decoding(r) and self._lazy_ok(r):
                 del self.active[r]
-                self._lazify(r)
+                lazy.add(r, seq[r])
         for r in finishing:
-            table.finished(
-                r.record, step, end if self.wall_clock else None, "length", r.num_output_tokens
-            )
+            table.finished(r.record, step, stop, "length", r.num_output_tokens)
 
         scheduled: dict[str, int] = {}
-        total = num_lazy + active_tokens + sum(admitted.values())
+        total = num_lazy + active_tokens + admitted_tokens
         if order is not None:
             active_map = {r.request_id: m for r, m in active_n}
             lazy_ids = {r.request_id for r in lazy.c_off}
@@ -244,7 +266,7 @@ class FastStepper(SchedulerStepper):
             step,
             scheduled,
             out.prefix_hit_tokens,
-            [r.request_id for r in preempted],
+            [r.request_id for r in preempted] if preempted else [],
             finished_ids,
             now,
             duration,
@@ -349,9 +371,6 @@ class FastStepper(SchedulerStepper):
         self.lazy.materialise(r)
         self.kv.adopt_blocks(r, r.num_computed_tokens, self.anon)
 
-    def _lazify(self, r: Request) -> None:
-        self.lazy.add(r, self.seq[r])
-
     # ---- slow steps ------------------------------------------------------------------
 
     def _materialise_all(self) -> None:
@@ -371,28 +390,7 @@ class FastStepper(SchedulerStepper):
             self.seq[r] = self.next_seq
             self.next_seq += 1
             if is_decoding(r) and self._lazy_ok(r):
-                self._lazify(r)
+                self.lazy.add(r, self.seq[r])
             else:
                 self.active[r] = None
         return end
-
-    def _shape(self, explicit: list[tuple[Request, int]], num_lazy: int) -> StepShape:
-        lazy = self.lazy
-        # lazy C before this step = c_off + (tick - 1); after scheduling, + 1
-        context = lazy.sum_c_off + num_lazy * lazy.tick
-        prefill = 0
-        decode = num_lazy
-        for r, m in explicit:
-            c_after = r.num_computed_tokens + m
-            context += c_after
-            if m == 1 and r.num_output_tokens > 0 and c_after == r.num_tokens:
-                decode += 1
-            else:
-                prefill += m
-        return StepShape(
-            num_tokens=prefill + decode,
-            num_prefill_tokens=prefill,
-            num_decode_reqs=decode,
-            num_reqs=num_lazy + len(explicit),
-            context_tokens=context,
-        )

@@ -171,14 +171,6 @@ class BlockKVCacheManager:
         )
         return hit, num_hits
 
-    def _num_blocks_to_allocate(self, request: Request, num_tokens: int, hit: list[int]) -> int:
-        held = len(self.req_to_blocks.get(request.request_id, ()))
-        if not hit:
-            return cdiv(num_tokens, self.block_size) - held
-        ref_cnt = self.block_pool.ref_cnt
-        evictable = sum(1 for b in hit if ref_cnt[b] == 0)
-        return cdiv(num_tokens, self.block_size) - len(hit) - held + evictable
-
     def allocate_slots(
         self,
         request: Request,
@@ -194,17 +186,26 @@ class BlockKVCacheManager:
         watermark = self.watermark_blocks and admission_watermark(
             request, apply_watermark, self.watermark_blocks
         )
+        rid = request.request_id
+        blocks = self.req_to_blocks.get(rid)
+        # Blocks it needs no new one for: those it holds, and hits that are not in the
+        # free queue (an evictable hit leaves the queue, like a new block).
+        covered = len(blocks) if blocks is not None else 0
+        if hit:
+            ref_cnt = pool.ref_cnt
+            covered += sum(1 for b in hit if ref_cnt[b] != 0)
+        bs = self.block_size
         if full_sequence_must_fit:
             full = min(request.num_tokens, self.max_model_len)
-            if self._num_blocks_to_allocate(request, full, hit) + watermark > free:
+            if -(-full // bs) - covered + watermark > free:
                 return None
         computed = request.num_computed_tokens + num_new_computed_tokens
         num_tokens_need_slot = min(computed + num_new_tokens, self.max_model_len)
-        if self._num_blocks_to_allocate(request, num_tokens_need_slot, hit) + watermark > free:
+        if -(-num_tokens_need_slot // bs) - covered + watermark > free:
             return None
 
-        rid = request.request_id
-        blocks = self.req_to_blocks.setdefault(rid, [])
+        if blocks is None:
+            blocks = self.req_to_blocks[rid] = []
         if hit:
             pool.touch(hit)
             blocks.extend(hit)
@@ -334,6 +335,10 @@ class DeferredHashKVCacheManager(BlockKVCacheManager):
 
     def get_computed_blocks(self, request: Request) -> tuple[list[int], int]:
         """As `BlockKVCacheManager.get_computed_blocks`, hashing only as far as the hits go."""
+        if request.prefix_group is None and not request.num_preemptions:
+            # No hit: its own hashes enter the map only when it is preempted (`free`).
+            self.prefix_cache_stats.record(request.num_tokens, 0, preempted=False)
+            return [], 0
         bs = self.block_size
         max_blocks = (request.num_tokens - 1) // bs
         cached = self.block_pool.cached_block_hash_to_block
@@ -346,6 +351,8 @@ class DeferredHashKVCacheManager(BlockKVCacheManager):
         return self._record_hits(request, hit)
 
     def _eager_hash_end(self, request: Request, num_full: int) -> int:
+        if request.prefix_group is None:  # `_num_shared_blocks` is 0, without the calls
+            return 0
         return min(num_full, self._num_shared_blocks(request))
 
     def free(self, request: Request) -> None:
@@ -353,7 +360,9 @@ class DeferredHashKVCacheManager(BlockKVCacheManager):
         blocks = self.req_to_blocks.get(rid)
         end = self.num_cached_block.get(rid, 0)
         if blocks and end:
-            start = min(end, self._num_shared_blocks(request))
+            start = (
+                0 if request.prefix_group is None else min(end, self._num_shared_blocks(request))
+            )
             if end > start:
                 if request.status is RequestStatus.FINISHED_LENGTH_CAPPED:
                     block_hash = self.block_pool.block_hash

@@ -12,6 +12,7 @@ from llmsched.replay.kv_cache_manager import (
     DeferredHashKVCacheManager,
     LazyKVCacheManager,
 )
+from llmsched.replay.loop import StepShape
 from llmsched.replay.request import Request
 
 
@@ -75,6 +76,30 @@ class LazyDecodes:
     def crossing(self) -> dict[Request, None]:
         """Lazy requests that need a new block in the coming step (C % bs == 0)."""
         return self.buckets[(-self.tick) % self.bs]
+
+    def step_shape(self, explicit: list[tuple[Request, int]]) -> StepShape:
+        """The batch of a fast step: every lazy request and the `explicit` ones with the
+        tokens they are scheduled (called once `tick` counts the step, before the
+        explicit requests' computed tokens advance)."""
+        num_lazy = len(self.c_off)
+        # lazy C before this step = c_off + (tick - 1); after scheduling, + 1
+        context = self.sum_c_off + num_lazy * self.tick
+        prefill = 0
+        decode = num_lazy
+        for r, m in explicit:
+            c_after = r.num_computed_tokens + m
+            context += c_after
+            if m == 1 and r.num_output_tokens > 0 and c_after == r.num_tokens:
+                decode += 1
+            else:
+                prefill += m
+        return StepShape(
+            num_tokens=prefill + decode,
+            num_prefill_tokens=prefill,
+            num_decode_reqs=decode,
+            num_reqs=num_lazy + len(explicit),
+            context_tokens=context,
+        )
 
     def clear(self) -> None:
         self.c_off.clear()

@@ -237,8 +237,40 @@ class Arrivals:
         self.arrival = array("d")  # seconds on the wall clock, else the step
         self.next = 0  # the first request not handed over
         self.arrived = 0  # requests whose time has come (handed over or deferred)
-        for index, tr in enumerate(trace):
-            self.push(tr, index, config)
+        self._push_all(trace)
+
+    def _push_all(self, trace: Iterable[TraceRequest]) -> None:
+        """`push` of every request of the trace, the table's columns built at once."""
+        accepted: list[TraceRequest] = []
+        index = self.index
+        rejected = self.rec.rejected
+        config = self.config
+        for i, tr in enumerate(trace):
+            reason = rejection_reason(tr, config)
+            if reason:
+                rejected[tr.request_id] = reason
+                continue
+            accepted.append(tr)
+            index.append(i)
+        self.pending += accepted
+        times = [tr.arrival_time for tr in accepted]
+        steps = None
+        if self.wall_clock:
+            self.arrival.extend(
+                [
+                    float(tr.arrival_step) if tr.arrival_time is None else tr.arrival_time
+                    for tr in accepted
+                ]
+            )
+        else:
+            steps = array("q", [tr.arrival_step for tr in accepted])
+            self.arrival.extend([float(s) for s in steps])
+        self.rec.requests.extend(
+            [tr.request_id for tr in accepted],
+            steps,
+            times,
+            array("q", [tr.prompt_len for tr in accepted]),
+        )
 
     def push(self, tr: TraceRequest, index: int, config: SchedulerConfig) -> None:
         """Append one request (after those pushed before it: arrival order)."""

@@ -135,6 +135,39 @@ class RequestTable(Mapping[str, RequestRecord]):
             self._times()[0][-1] = arrival_time
         return i
 
+    def extend(
+        self,
+        rids: list[str],
+        arrival_steps: array[int] | None,
+        arrival_times: list[float | None] | None,
+        prompt_lens: array[int],
+    ) -> None:
+        """`add` of many requests at once (`arrival_steps` None: none known yet)."""
+        n = len(rids)
+        if self._position is not None:
+            start = len(self.ids)
+            self._position.update(zip(rids, range(start, start + n), strict=True))
+        self.ids.extend(rids)
+        unknown = array("q", [_NONE]) * n
+        self.arrival_step.extend(unknown if arrival_steps is None else arrival_steps)
+        self.first_scheduled_step.extend(unknown)
+        self.first_token_step.extend(unknown)
+        self.finish_step.extend(unknown)
+        zeros = array("q", bytes(8 * n))
+        self.num_preemptions.extend(zeros)
+        self.num_output_tokens.extend(zeros)
+        self.prompt_len.extend(prompt_lens)
+        self.finish_reason.extend([None] * n)
+        known = [(i, t) for i, t in enumerate(arrival_times or ()) if t is not None]
+        if self.times is not None:
+            for times in self.times:
+                times.extend(array("d", [_NO_TIME]) * n)
+        if known:
+            column = self._times()[0]
+            first = len(self.ids) - n
+            for i, t in known:
+                column[first + i] = t
+
     def _times(self) -> tuple[array[float], array[float], array[float], array[float]]:
         if self.times is None:
             n = len(self.ids)

@@ -144,7 +144,8 @@ def generate_workload(spec: WorkloadSpec) -> Trace:
     burst_left = 0
     name = f"req-%0{len(str(spec.num_requests - 1))}d"  # req-0001 ... (zero-padded)
     sample_prompt, sample_output = _sampler(spec.prompt, rng), _sampler(spec.output, rng)
-    expovariate, choice, priorities = rng.expovariate, rng.choice, spec.priorities
+    expovariate, priority_of = rng.expovariate, _priority_draw(spec.priorities, rng)
+    new_tuple = tuple.__new__
     wall, mml, arrival = spec.wall_clock, spec.max_model_len, spec.arrival
     step, last_step = 0, 0  # a step number shared by the requests arriving in it
     for i in range(spec.num_requests):
@@ -172,20 +173,35 @@ def generate_workload(spec: WorkloadSpec) -> Trace:
             if step == last_step:
                 step = last_step
             last_step = step
-        requests.append(
-            TraceRequest(
-                name % i,
-                prompt_len,
-                output_len,
-                step,
-                round(t, 6) if wall else None,
-                choice(priorities),
-                group,
-                prefix_len,
-            )
+        fields = (
+            name % i,
+            prompt_len,
+            output_len,
+            step,
+            round(t, 6) if wall else None,
+            priority_of(),
+            group,
+            prefix_len,
+            None,  # line: not from a file
         )
+        requests.append(new_tuple(TraceRequest, fields))  # without the Python `__new__`
     # Arrival times never decrease, so the list is already in arrival order.
     return Trace(tuple(requests), spec.wall_clock, "<synthetic>")
+
+
+def _priority_draw(priorities: tuple[int, ...], rng: random.Random) -> Callable[[], int]:
+    """`rng.choice(priorities)`. Of one element `choice` still draws (`_randbelow(1)`:
+    1-bit draws until one is 0): the same draws, without its calls."""
+    if len(priorities) != 1:
+        return partial(rng.choice, priorities)
+    only, getrandbits = priorities[0], rng.getrandbits
+
+    def draw() -> int:
+        while getrandbits(1):
+            pass
+        return only
+
+    return draw
 
 
 def _sampler(dist: LengthDist, rng: random.Random) -> Callable[[], int]:
