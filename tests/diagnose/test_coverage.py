@@ -120,14 +120,25 @@ def test_a_full_clean_look_still_says_no_layer_is_at_fault(workdir: Path) -> Non
     assert result.returncode == 0 and ALL_CLEAR in result.stdout
 
 
+def traceback(frame: str, module: str) -> str:
+    """A Python traceback of an import that failed in `frame`, as CPython prints it."""
+    return (
+        "Traceback (most recent call last):\n"
+        f'  File "{frame}", line 13, in <module>\n'
+        f"    import {module}\n"
+        f"ModuleNotFoundError: No module named '{module}'\n"
+    )
+
+
+def json_verdict(workdir: Path, name: str, code: int) -> dict:  # type: ignore[type-arg]
+    result = llmsched(name, "-o", "json", cwd=workdir)
+    assert result.returncode == code, result.stderr
+    return json.loads(result.stdout)["verdict"]  # type: ignore[no-any-return]
+
+
 def test_errors_no_rule_explains_are_not_an_all_clear(workdir: Path) -> None:
     # the traceback passes through no component's code and names none: no layer can be named
-    (workdir / "tb.txt").write_text(
-        "Traceback (most recent call last):\n"
-        '  File "/srv/app/serve.py", line 13, in <module>\n'
-        "    import tokenizer_ext\n"
-        "ModuleNotFoundError: No module named 'tokenizer_ext'\n"
-    )
+    (workdir / "tb.txt").write_text(traceback("/srv/app/serve.py", "tokenizer_ext"))
     for fmt in ("text", "json", "github"):
         result = llmsched("tb.txt", "-o", fmt, cwd=workdir)
         assert result.returncode == 0, result.stderr
@@ -139,15 +150,9 @@ def test_errors_no_rule_explains_are_not_an_all_clear(workdir: Path) -> None:
 
 
 def test_an_unknown_error_raised_in_vllms_code_names_vllm_weakly(workdir: Path) -> None:
-    (workdir / "tb.txt").write_text(
-        "Traceback (most recent call last):\n"
-        '  File "/usr/local/lib/python3.10/site-packages/vllm/_custom_ops.py", line 13, in <module>\n'
-        "    import vllm._C\n"
-        "ModuleNotFoundError: No module named 'vllm._C'\n"
-    )
-    result = llmsched("tb.txt", "-o", "json", cwd=workdir)
-    assert result.returncode == 1, result.stderr
-    verdict = json.loads(result.stdout)["verdict"]
+    frame = "/usr/local/lib/python3.10/site-packages/vllm/_custom_ops.py"
+    (workdir / "tb.txt").write_text(traceback(frame, "vllm._C"))
+    verdict = json_verdict(workdir, "tb.txt", 1)
     assert (verdict["layer"], verdict["rule"]) == ("vllm", None)
     assert verdict["confidence"] <= 0.1
     assert "tb.txt:4" in verdict["summary"]
@@ -175,16 +180,9 @@ def test_a_described_symptom_the_evidence_does_not_show_is_not_an_all_clear(
 
 
 def test_a_layer_named_without_a_rule_still_lists_the_errors(workdir: Path) -> None:
-    (workdir / "tb.txt").write_text(
-        "I run vllm serve and it fails:\n"
-        "Traceback (most recent call last):\n"
-        '  File "/srv/app/serve.py", line 3, in <module>\n'
-        "    import tokenizer_ext\n"
-        "ModuleNotFoundError: No module named 'tokenizer_ext'\n"
-    )
-    result = llmsched("tb.txt", "-o", "json", cwd=workdir)
-    assert result.returncode == 1, result.stderr
-    verdict = json.loads(result.stdout)["verdict"]
+    text = "I run vllm serve and it fails:\n" + traceback("/srv/app/serve.py", "tokenizer_ext")
+    (workdir / "tb.txt").write_text(text)
+    verdict = json_verdict(workdir, "tb.txt", 1)
     assert (verdict["layer"], verdict["rule"]) == ("vllm", None)
     assert verdict["unexplained_errors"] == [
         "tb.txt:5: ModuleNotFoundError: No module named 'tokenizer_ext'"
