@@ -5,8 +5,9 @@ PersistentVolumeClaims`, a liveness probe failing, a pod row in `SchedulingGated
 healthy because no checklist rule covers the cause. Each such failure names the layer it
 comes from as a candidate (rule unknown) with that layer's deciding commands. It is an
 artifact, so it weighs as a specific symptom and goes first on equal scores; when the
-words point at a rule of the same layer, the failure supports that rule instead of
-standing alone. A rule that fired still makes the verdict (diagnose/words.py).
+words point at a rule of the same layer that reads the message, the failure supports that
+rule and still stands on its own. A rule that fired still makes the verdict
+(diagnose/words.py).
 
 Not failures: messages that report state or progress (`context: true` in the catalogue:
 stats lines, sizes, versions, start-up progress), configuration, the person's own words,
@@ -216,7 +217,7 @@ def _symptom(observation: Observation, catalogue: dict[str, Any]) -> str:
     if observation.signature == "k8s.node.row":
         return "a node is NotReady"
     if observation.signature == _ERROR_LINE:
-        return f"an error in the {observation.layer} log that no known message explains"
+        return f"an error raised in {observation.layer}'s process that no known message explains"
     return "a pod or container is not running as asked (its status says why)"
 
 

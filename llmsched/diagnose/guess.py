@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from llmsched.diagnose.facts.setting import MAX_SETTING_CHARS, kubernetes_artifact
+from llmsched.diagnose.facts.setting import MAX_SETTING_CHARS, kubernetes_artifact, setting_text
 from llmsched.evidence.observations import Observation
 from llmsched.evidence.triage import Candidate, Catalogue, WordMatch, load_symptoms
 from llmsched.model import Location
@@ -37,25 +37,18 @@ def setting_guess(
     """The layer the paste is set in, as a candidate, when the words say something is
     wrong and nothing else named a layer; None otherwise."""
     catalogue = catalogue or load_symptoms()
-    said: list[tuple[Location, str]] = []
-    size = 0
-    for location, text in prose:
-        if size >= MAX_SETTING_CHARS:
-            break
-        said.append((location, text))
-        size += len(text) + 1
-    trouble = next(
-        ((where, found) for where, text in said if (found := catalogue.troubled(text))), None
-    )
+    said = list(prose)
+    trouble = _first_trouble(said, catalogue)
     if trouble is None:
         return None
-    text = "\n".join([t for _, t in said] + [o.text for o in observations[:200]])
+    text = setting_text(said, observations)
     for layer in ORDER:
         named = catalogue.set_in(layer, text)
         if named is None and layer == "kubernetes":
             shown = next(filter(kubernetes_artifact, observations), None)
             named = shown.text[:80] if shown is not None else None
         if named is not None:
+            named = " ".join(named.split())
             where, words = trouble
             match = WordMatch(GUESS, words, where, _source(layer, named), 0)
             return Candidate(
@@ -63,15 +56,30 @@ def setting_guess(
                 layer=layer,
                 score=0,
                 matches=(match,),
-                cause=f"the paste is set in {layer} (“{' '.join(named.split())}”)",
+                cause=f"the paste is set in {layer} (“{named}”)",
                 decide=catalogue.decide.get(layer, ()),
                 basis=GUESS,
             )
     return None
 
 
+def _first_trouble(
+    said: Sequence[tuple[Location, str]], catalogue: Catalogue
+) -> tuple[Location, str] | None:
+    """Where the words first say something is wrong, within MAX_SETTING_CHARS of them."""
+    size = 0
+    for where, text in said:
+        if size >= MAX_SETTING_CHARS:
+            return None
+        found = catalogue.troubled(text)
+        if found:
+            return where, found
+        size += len(text) + 1
+    return None
+
+
 def _source(layer: str, named: str) -> str:
     return (
-        f"a guess: the paste names {layer} (“{' '.join(named.split())[:80]}”) and says something "
+        f"a guess: the paste names {layer} (“{named[:80]}”) and says something "
         "is wrong, and nothing else points at a layer"
     )

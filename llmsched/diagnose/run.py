@@ -126,11 +126,12 @@ def run_diagnose(
     by_code = {s.code: s for s in specs}
     ranked = rank(evaluator.ranked, by_code)
     messages = message_candidates(facts.observations, setting_of(facts))
-    words = with_messages(triage_words(_described(sniffed)), messages)
+    described = _described(sniffed)
+    words = with_messages(triage_words(described), messages)
     cites = {s.code: frozenset(s.signatures) for s in specs}
     failures = failure_candidates(facts.observations, facts.sources)
     words = with_failures(words, failures, cites)
-    guess = None if words.candidates else setting_guess(_described(sniffed), facts.observations)
+    guess = None if words.candidates else setting_guess(described, facts.observations)
     if guess is not None:
         words = replace(words, candidates=(guess,))
     recognised = (

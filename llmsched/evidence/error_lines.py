@@ -41,13 +41,13 @@ def is_error_line(text: str, prefix: Mapping[str, Any]) -> bool:
 
 # a traceback frame in a component's own package (site-packages, dist-packages or a checkout)
 _COMPONENT_FRAME = re.compile(r'^\s*File "(?:[^"]*[/\\])?(?P<package>vllm|ray)[/\\][^"]*", line \d+')
-_TRACEBACK_LOOKBACK = 200
+TRACEBACK_LOOKBACK = 200  # lines above an error read for its traceback's frames
 
 
 def raised_in(texts: Sequence[str], error: int) -> str | None:
     """The component (`vllm`, `ray`) whose code the traceback above line `error` last passed
     through (its innermost frame in either package), or None when no such frame is near."""
-    for index in range(error - 1, max(-1, error - 1 - _TRACEBACK_LOOKBACK), -1):
+    for index in range(error - 1, max(-1, error - 1 - TRACEBACK_LOOKBACK), -1):
         match = _COMPONENT_FRAME.match(texts[index])
         if match is not None:
             return match.group("package")

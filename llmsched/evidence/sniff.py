@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from llmsched.errors import InputFileError
 from llmsched.evidence.block import Block
-from llmsched.evidence.error_lines import is_error_line, raised_in
+from llmsched.evidence.error_lines import TRACEBACK_LOOKBACK, is_error_line, raised_in
 from llmsched.evidence.k8s_events import find_get_events_tables
 from llmsched.evidence.kubectl_describe import find_describe_blocks
 from llmsched.evidence.matches import Matched, Pending
@@ -325,6 +325,12 @@ def _prefix_context(line: Line) -> dict[str, Any]:
 # ------------------------------------------------------------------ accounting
 
 
+def _raised_in(lines: Sequence[Line], error: int) -> str | None:
+    """`raised_in` over the traceback window above the error line only (a log is long)."""
+    start = max(0, error - TRACEBACK_LOOKBACK)
+    return raised_in([line.text for line in lines[start : error + 1]], error - start)
+
+
 def _account(
     path: str,
     lines: Sequence[Line],
@@ -386,6 +392,6 @@ def _account(
             "line": lines[first_error].number,
             "text": lines[first_error].quote[:200],
             "log_format": lines[first_error].log_format,  # whose logging header, if any
-            "raised_in": raised_in([line.text for line in lines], first_error),
+            "raised_in": _raised_in(lines, first_error),
         },
     }

@@ -32,14 +32,7 @@ def layer_setting(
     if any(map(kubernetes_artifact, observations)):
         return None
     catalogue = catalogue or load_symptoms()
-    texts: list[str] = []
-    size = 0
-    for text in chain((t for _, t in prose), (o.text for o in observations)):
-        if size >= MAX_SETTING_CHARS:
-            break
-        texts.append(text)
-        size += len(text) + 1
-    text = "\n".join(texts)
+    text = setting_text(prose, observations)
     if catalogue.set_in("ray", text):
         return "ray"
     # vLLM run on its own — no Ray, no Kubernetes named: a symptom Kubernetes and vLLM share
@@ -47,6 +40,20 @@ def layer_setting(
     if catalogue.set_in("vllm", text) and not catalogue.set_in("kubernetes", text):
         return "vllm"
     return None
+
+
+def setting_text(
+    prose: Iterable[tuple[Location, str]], observations: Sequence[Observation]
+) -> str:
+    """The words and the evidence a paste's setting is read from, up to MAX_SETTING_CHARS."""
+    texts: list[str] = []
+    size = 0
+    for text in chain((t for _, t in prose), (o.text for o in observations)):
+        if size >= MAX_SETTING_CHARS:
+            break
+        texts.append(text)
+        size += len(text) + 1
+    return "\n".join(texts)
 
 
 def kubernetes_artifact(observation: Observation) -> bool:
