@@ -24,7 +24,7 @@ from llmsched.diagnose.coverage import (
 )
 from llmsched.diagnose.facts import Facts, build_facts
 from llmsched.diagnose.failures import failure_candidates, with_failures
-from llmsched.diagnose.guess import setting_guess
+from llmsched.diagnose.guess import GUESS, setting_first
 from llmsched.diagnose.ranking import DiagnoseEvaluator, compile_diagnose, rank
 from llmsched.diagnose.words import weigh_words
 from llmsched.engine.evaluate import select_rules
@@ -131,12 +131,11 @@ def run_diagnose(
     cites = {s.code: frozenset(s.signatures) for s in specs}
     failures = failure_candidates(facts.observations, facts.sources)
     words = with_failures(words, failures, cites)
-    guess = None if words.candidates else setting_guess(described, facts.observations)
-    if guess is not None:
-        words = replace(words, candidates=(guess,))
+    words = setting_first(words, described, facts.observations)
+    guessed = any(c.basis == GUESS for c in words.candidates)
     recognised = (
         snapshot is not None
-        or guess is not None
+        or guessed
         or any(s.get("recognised_as") for s in facts.sources)
     )
     weighed = weigh_words(

@@ -72,22 +72,23 @@ def weigh_words(
     entries: list[dict[str, Any]] = []
     layers = artifact_layers(facts)
     candidates = sorted(in_setting(words.candidates, setting), key=lambda c: outweighed(c, layers))
-    for rank, candidate in enumerate(candidates, 1):
+    statuses = [_status(c, specs, facts, fired, unjudged) for c in candidates]
+    if NOT_SHOWN in statuses:
+        # a guess from the paste's setting stands in for generic words, not for words the
+        # evidence contradicts: those ask for evidence from while it happens (coverage.py)
+        kept = [i for i, c in enumerate(candidates) if c.basis != GUESS]
+        candidates, statuses = [candidates[i] for i in kept], [statuses[i] for i in kept]
+    for rank, (candidate, status) in enumerate(zip(candidates, statuses, strict=True), 1):
         spec = specs.get(candidate.rule) if candidate.rule is not None else None
-        if candidate.rule in fired:
-            status = CONFIRMED
-        elif spec is not None and judged(spec, facts) and candidate.rule not in unjudged:
-            status = NOT_SHOWN
-        else:
-            status = _unjudged_status(candidate)
         entries.append(_entry(rank, candidate, spec, status, words))
     ranked, broken_by = _break_tie(ranked, entries)
     decided = verdict(ranked)
     if decided is not None and broken_by is not None:
         decided["tie_broken_by"] = f"the description: “{broken_by['phrase']}” ({_where(broken_by)})"
     if decided is None:
-        weak = {c.rule for c in candidates if outweighed(c, layers)}
-        decided = _words_verdict([e for e in entries if e["rule"] not in weak], recognised)
+        # entries and candidates share their order; several candidates can have no rule
+        strong = [e for e, c in zip(entries, candidates, strict=True) if not outweighed(c, layers)]
+        decided = _words_verdict(strong, recognised)
     return Weighed(ranked, entries, decided)
 
 
@@ -225,6 +226,21 @@ def _break_tie(
             return ranked, None
         return [chosen, *(r for r in ranked if r is not chosen)], entry
     return ranked, None
+
+
+def _status(
+    candidate: Candidate,
+    specs: Mapping[str, RuleSpec],
+    facts: Facts,
+    fired: set[str],
+    unjudged: set[str],
+) -> str:
+    spec = specs.get(candidate.rule) if candidate.rule is not None else None
+    if candidate.rule in fired:
+        return CONFIRMED
+    if spec is not None and judged(spec, facts) and candidate.rule not in unjudged:
+        return NOT_SHOWN
+    return _unjudged_status(candidate)
 
 
 def _unjudged_status(candidate: Candidate) -> str:

@@ -53,3 +53,58 @@ def test_the_cli_labels_the_guess_and_names_a_candidate(tmp_path: Path) -> None:
     assert (verdict["layer"], verdict["rule"]) == ("vllm", None)
     assert verdict["confidence"] == 0.05
     assert verdict["basis"].startswith("a guess")
+
+
+def test_words_name_only_a_layer_the_paste_is_set_in() -> None:
+    from llmsched.diagnose.guess import setting_first
+    from llmsched.evidence.triage import triage_words
+
+    said = prose(
+        "our RayCluster workers are OOM killed at start",
+        "ray.init() then the actors load the model",
+    )
+    words = triage_words(said)
+    assert words.candidates, "the words describe a symptom"
+    ordered = setting_first(words, said, [])
+    # every words candidate of a layer the paste does not name comes after Ray's
+    layers = [c.layer for c in ordered.candidates]
+    assert layers[0] == "ray"
+    assert layers == sorted(layers, key=lambda layer: layer != "ray")
+
+
+def test_a_guess_goes_before_words_that_point_outside_the_setting() -> None:
+    from llmsched.diagnose.guess import setting_first
+    from llmsched.evidence.triage import triage_words
+
+    # exit 137 while loading is a pod's memory limit (DK8S13) in Kubernetes; this paste
+    # names only vLLM, so the words do not name Kubernetes: vLLM is guessed, they follow
+    said = prose("vllm serve keeps restarting: killed with exit code 137 while loading the weights")
+    words = triage_words(said)
+    assert words.candidates and {c.layer for c in words.candidates} == {"kubernetes"}
+    ordered = setting_first(words, said, [])
+    guess, *rest = ordered.candidates
+    assert (guess.layer, guess.rule, guess.basis) == ("vllm", None, GUESS)
+    assert guess.best.phrase == "killed"  # the trouble words
+    assert "also fit kubernetes" in str(guess.cause)
+    assert tuple(rest) == words.candidates
+
+
+def test_the_words_keep_their_order_when_the_paste_names_no_layer() -> None:
+    from llmsched.diagnose.guess import setting_first
+    from llmsched.evidence.triage import triage_words
+
+    said = prose("requests hang with no errors and the waiting queue keeps growing")
+    words = triage_words(said)
+    assert setting_first(words, said, []).candidates == words.candidates
+
+
+def test_issue_templates_and_questions_say_something_is_wrong() -> None:
+    for text in (
+        "[Bug]: vllm serve with two GPUs",
+        "### What happened + What you expected to happen\nray start --head",
+        "Why does loading a 7b model with vllm take 70GB?",
+        "ray autoscaler: upscaling does not happen",
+        "为什么vllm占满显存",
+    ):
+        guess = setting_guess(prose(*text.splitlines()), [])
+        assert guess is not None, text

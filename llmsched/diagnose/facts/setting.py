@@ -19,6 +19,8 @@ from llmsched.model import Location
 
 # a paste is read for its setting up to this many characters, as triage reads prose (logs repeat)
 MAX_SETTING_CHARS = 64 * 1024
+# When several layers are named, Ray goes first, then Kubernetes, then vLLM (diagnose/guess.py)
+ORDER = ("ray", "kubernetes", "vllm")
 
 
 def layer_setting(
@@ -40,6 +42,27 @@ def layer_setting(
     if catalogue.set_in("vllm", text) and not catalogue.set_in("kubernetes", text):
         return "vllm"
     return None
+
+
+def named_layers(
+    prose: Iterable[tuple[Location, str]],
+    observations: Sequence[Observation],
+    catalogue: Catalogue | None = None,
+) -> dict[str, str]:
+    """The layers whose world the paste names (their tools, APIs and objects:
+    `layers.*.setting` in symptoms.yaml; for Kubernetes also an object seen behaving), in
+    ORDER, each with the words that name it."""
+    catalogue = catalogue or load_symptoms()
+    text = setting_text(prose, observations)
+    named: dict[str, str] = {}
+    for layer in ORDER:
+        words = catalogue.set_in(layer, text)
+        if words is None and layer == "kubernetes":
+            shown = next(filter(kubernetes_artifact, observations), None)
+            words = shown.text[:80] if shown is not None else None
+        if words is not None:
+            named[layer] = " ".join(words.split())
+    return named
 
 
 def setting_text(
