@@ -63,8 +63,11 @@ def setting_first(
         return replace(words, candidates=(*inside, *outside))
     if outside:
         pointed = ", ".join(dict.fromkeys(c.layer for c in outside))
-        guess = replace(guess, cause=f"{guess.cause}; the words' symptoms also fit {pointed}, "
-                        "which the paste does not name")
+        guess = replace(
+            guess,
+            cause=f"{guess.cause}; the words' symptoms also fit {pointed}, "
+            "which the paste does not name",
+        )
     # the guess stands behind the named layers' candidates: it is the answer only when the
     # evidence contradicts them, or they are generic words against another layer's artifacts
     return replace(words, candidates=(*inside, guess, *outside))

@@ -32,6 +32,7 @@ from llmsched.evidence.signatures import match_message
 from llmsched.evidence.structured import find_embedded, looks_structured, read_whole
 from llmsched.evidence.tables import find_tables
 from llmsched.evidence.triage import MAX_LINES as MAX_PROSE_LINES
+from llmsched.evidence.wrapped_messages import match_wrapped
 from llmsched.manifest.inputs import STDIN_PATH, decode
 from llmsched.model import InputError, Location
 
@@ -86,6 +87,7 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
     owner = _owners(blocks, len(lines))
     observations = [o for b in blocks for o in b.observations]
     matched = _match_lines(lines, owner, path)
+    matched.extend(match_wrapped(lines, lambda i: owner[i] is None, path, _prefix_context))
     matched.extend(_match_messages(blocks, path))
     code = find_code(lines, path, blocks) if whole is None else []
     observations.extend(_not_read_in_code(matched.take_observations(), code))

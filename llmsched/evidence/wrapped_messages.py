@@ -1,0 +1,133 @@
+"""Catalogue messages cut over two lines that joining (rejoin.py) left apart.
+
+Joining folds a wrapped piece back only where the layout proves it (a log record cut at the
+terminal's width, an exception's message, a `\\`-continued command). A message pasted bare
+and broken by a narrow terminal, a mail client or an editor — `0/6 nodes are available: 6
+Insufficient` then `nvidia.com/gpu.` — has no such proof. Here each pair of neighbouring
+loose lines is tried as one message, joined with a space (an editor's wrap) and without
+one (a terminal's cut mid-word), and a signature counts only when it needs both lines:
+it matched neither alone and starts on the first.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+from typing import Any
+
+from llmsched.evidence.matches import Matched, Pending
+from llmsched.evidence.normalise import Line
+from llmsched.evidence.signatures import (
+    SignatureMatch,
+    candidates_for,
+    load_signatures,
+    match_message,
+)
+
+# a line shorter than this was not cut by a width (terminals and editors wrap at 60+)
+MIN_WRAPPED_CHARS = 40
+# a message is tried over this many lines at most (three 60-column pieces hold most)
+MAX_PIECES = 3
+_SENTENCE_END = (".", "!", "?", "。")
+
+
+def match_wrapped(
+    lines: Sequence[Line],
+    loose: Callable[[int], bool],
+    path: str,
+    context_of: Callable[[Line], dict[str, Any]],
+) -> Matched:
+    """Matches of signatures that span a line and the next one or two; `loose(index)`:
+    the line is read for signatures line by line (no block reads it)."""
+    matched = Matched()
+    # the cheap part of `_may_continue` first, in one pass: a big log has few such pairs
+    starts = [
+        index
+        for index, (first, second) in enumerate(pairwise(lines))
+        if not (second.prefix or second.kind or first.kind or second.log_format is not None)
+        and len(first.text) >= MIN_WRAPPED_CHARS
+    ]
+    for index in starts:
+        window = _window(lines, index, loose)
+        if len(window) < 2:
+            continue
+        texts = [line.match_text.strip() for line in window]
+        if not _holds_keywords(texts):
+            continue  # most pairs: no signature could match them joined
+        head = window[0].match_text.rstrip()
+        seen = {m.signature.id for text in texts for m in match_message(text)}
+        for size in range(2, len(window) + 1):
+            found = _spanning(texts[:size], len(head), seen)
+            for match in found:
+                matched.add(
+                    Pending(
+                        signature=match.signature.id,
+                        layer=match.signature.layer,
+                        source=window[0].log_format or match.signature.source,
+                        texts=[" ".join(line.quote for line in window[:size])[:2000]],
+                        path=path,
+                        line=window[0].number,
+                        last_line=window[size - 1].number,
+                        fields={**context_of(window[0]), **match.fields},
+                        merge_within=match.signature.merge_within,
+                    ),
+                    index,
+                )
+            if found:
+                break
+            seen.update(m.signature.id for m in match_message(" ".join(texts[:size])))
+    return matched
+
+
+def _window(lines: Sequence[Line], index: int, loose: Callable[[int], bool]) -> list[Line]:
+    """The line at `index` and the loose lines that may continue it, MAX_PIECES at most."""
+    window: list[Line] = []
+    for at in range(index, min(len(lines), index + MAX_PIECES)):
+        if not loose(at) or (window and not _may_continue(window[-1], lines[at])):
+            break
+        window.append(lines[at])
+    return window
+
+
+def _holds_keywords(texts: Sequence[str]) -> bool:
+    """Whether any catalogue keyword is in the pieces or across a joint (the scan that
+    decides which signatures are tried at all)."""
+    if any(candidates_for(text) for text in texts):
+        return True
+    reach = _longest_keyword()
+    return any(
+        candidates_for(a[-reach:] + joiner + b[:reach])
+        for a, b in pairwise(texts)
+        for joiner in (" ", "")
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _longest_keyword() -> int:
+    return max(len(k) for s in load_signatures() for k in s.keywords)
+
+
+def _spanning(texts: Sequence[str], head: int, seen: set[str]) -> list[SignatureMatch]:
+    """Signatures the pieces show only together, starting in the first: joined with a
+    space (an editor's wrap), else as cut (a terminal's, mid-word)."""
+    for joiner in (" ", ""):
+        found = [
+            m
+            for m in match_message(joiner.join(texts))
+            if m.start < head and m.signature.id not in seen
+        ]
+        if found:
+            return found
+    return []
+
+
+def _may_continue(first: Line, second: Line) -> bool:
+    """Whether `second` can be the rest of `first`: `first` is long enough to have been cut
+    and does not end a sentence; `second` is text of its own, no new log record."""
+    head = first.match_text.rstrip()
+    if len(head) < MIN_WRAPPED_CHARS or head.endswith(_SENTENCE_END):
+        return False
+    if first.kind or second.kind or second.log_format is not None or second.prefix:
+        return False
+    return bool(second.match_text.strip())
