@@ -50,15 +50,15 @@ def named_layers(
     catalogue: Catalogue | None = None,
 ) -> dict[str, str]:
     """The layers whose world the paste names (their tools, APIs and objects:
-    `layers.*.setting` in symptoms.yaml; for Kubernetes also an object seen behaving), in
-    ORDER, each with the words that name it."""
+    `layers.*.setting` in symptoms.yaml), or whose own messages it holds (a pod's events,
+    a vLLM stats line), in ORDER, each with the words that name it."""
     catalogue = catalogue or load_symptoms()
     text = setting_text(prose, observations)
     named: dict[str, str] = {}
     for layer in ORDER:
         words = catalogue.set_in(layer, text)
-        if words is None and layer == "kubernetes":
-            shown = next(filter(kubernetes_artifact, observations), None)
+        if words is None:
+            shown = next((o for o in observations if artifact_of(o, layer)), None)
             words = shown.text[:80] if shown is not None else None
         if words is not None:
             named[layer] = " ".join(words.split())
@@ -82,8 +82,14 @@ def setting_text(
 def kubernetes_artifact(observation: Observation) -> bool:
     """A Kubernetes object seen behaving (an event, a pod status, a node's capacity), not a
     configuration excerpt nor a person's words."""
+    return artifact_of(observation, "kubernetes")
+
+
+def artifact_of(observation: Observation, layer: str) -> bool:
+    """A message `layer`'s own components emitted (an event, a stats line, a raylet log),
+    not a configuration excerpt, a person's words, nor a message several layers emit."""
     return (
-        observation.layer == "kubernetes"
+        observation.layer == layer
         and observation.source != "text"
         and observation.signature not in CONFIGURATION_SIGNATURES
         and observation.signature not in ambiguous_ids()  # `Killed` names no layer
