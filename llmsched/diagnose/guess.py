@@ -108,8 +108,14 @@ def _in_setting(candidate: Candidate, named: Mapping[str, str]) -> bool:
     """Whether a candidate may name its layer: a failure or an ambiguous message was read
     in the evidence itself; words only in a layer the paste is set in (or when it names
     none)."""
-    words_only = candidate.basis is None and candidate.cause is None
-    return not words_only or not named or candidate.layer in named or _specific_cause(candidate)
+    if candidate.basis is not None or not named or candidate.layer in named:
+        return True
+    if candidate.cause is not None:
+        # an ambiguous message's causes are the catalogue's, whatever the words name; but
+        # a cause in Ray needs Ray in the stack: a node, a container and an engine are in
+        # every one, Ray only where it is named
+        return candidate.layer != "ray"
+    return _specific_cause(candidate)
 
 
 def _specific_cause(candidate: Candidate) -> bool:

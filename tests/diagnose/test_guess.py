@@ -108,3 +108,18 @@ def test_issue_templates_and_questions_say_something_is_wrong() -> None:
     ):
         guess = setting_guess(prose(*text.splitlines()), [])
         assert guess is not None, text
+
+
+def test_an_ambiguous_messages_ray_cause_needs_ray_in_the_paste() -> None:
+    from llmsched.diagnose.guess import setting_first
+    from llmsched.evidence.triage import Candidate, WordMatch, WordTriage
+
+    def cause(layer: str, rule: str | None) -> Candidate:
+        match = WordMatch("ambiguous", "No CUDA GPUs are available", Location("p.txt", 2), "m", 3)
+        return Candidate(rule, layer, 3, (match,), cause=f"a {layer} cause")
+
+    words = WordTriage((cause("ray", "DRAY08"), cause("kubernetes", "DK8S08")), {}, 2, False)
+    on_gke = prose("our vllm serve pod on GKE fails", "RuntimeError: No CUDA GPUs are available")
+    assert setting_first(words, on_gke, []).candidates[0].layer == "kubernetes"
+    on_ray = prose("our Ray Serve app fails", "RuntimeError: No CUDA GPUs are available")
+    assert setting_first(words, on_ray, []).candidates[0].layer == "ray"
