@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from llmsched.errors import InputFileError
@@ -252,19 +252,25 @@ def _owners(blocks: list[Block], count: int) -> list[Block | None]:
 
 def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str) -> Matched:
     matched = Matched()
+    # lines that repeat a line share its prefix mapping: its context is read once
+    contexts: dict[int, dict[str, Any]] = {}
     for index, line in enumerate(lines):
         block = owner[index]
         if block is not None and (not block.scan_signatures or index in block.repeats):
             continue
         text = line.match_text
-        if not text.strip():
+        if not text or text.isspace():
             continue
         found = match_message(text)
         if not found:  # most lines: no context to gather
             continue
-        context = _prefix_context(line)
+        prefix = line.prefix
+        context = contexts.get(id(prefix))
+        if context is None:
+            context = contexts[id(prefix)] = _prefix_context(prefix)
         if block is not None:
-            context.update(block.context.get(index, {}))
+            context = {**context, **block.context.get(index, {})}
+        quote = line.quote[:2000]
         for match in found:
             signature = match.signature
             matched.add(
@@ -274,7 +280,7 @@ def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str
                     source=block.format
                     if block is not None
                     else line.log_format or signature.source,
-                    texts=[line.quote[:2000]],
+                    texts=[quote],
                     path=path,
                     line=line.number,
                     last_line=line.number,
@@ -318,8 +324,8 @@ def _not_read_in_code(matched: list[Observation], code: Sequence[Observation]) -
     ]
 
 
-def _prefix_context(line: Line) -> dict[str, Any]:
-    return {_PREFIX_CONTEXT[k]: v for k, v in line.prefix.items() if k in _PREFIX_CONTEXT}
+def _prefix_context(prefix: Mapping[str, Any]) -> dict[str, Any]:
+    return {_PREFIX_CONTEXT[k]: v for k, v in prefix.items() if k in _PREFIX_CONTEXT}
 
 
 # ------------------------------------------------------------------ accounting
