@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from llmsched.errors import InputFileError
@@ -252,8 +252,7 @@ def _owners(blocks: list[Block], count: int) -> list[Block | None]:
 
 def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str) -> Matched:
     matched = Matched()
-    # lines that repeat a line share its prefix mapping: its context is read once
-    contexts: dict[int, dict[str, Any]] = {}
+    contexts: dict[int, dict[str, Any]] = {}  # by prefix mapping: a repeated line shares one
     for index, line in enumerate(lines):
         block = owner[index]
         if block is not None and (not block.scan_signatures or index in block.repeats):
@@ -267,7 +266,8 @@ def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str
         prefix = line.prefix
         context = contexts.get(id(prefix))
         if context is None:
-            context = contexts[id(prefix)] = _prefix_context(prefix)
+            context = {_PREFIX_CONTEXT[k]: v for k, v in prefix.items() if k in _PREFIX_CONTEXT}
+            contexts[id(prefix)] = context
         if block is not None:
             context = {**context, **block.context.get(index, {})}
         quote = line.quote[:2000]
@@ -322,10 +322,6 @@ def _not_read_in_code(matched: list[Observation], code: Sequence[Observation]) -
     return [
         o for o in matched if o.location is None or (o.signature, o.location.line) not in parsed
     ]
-
-
-def _prefix_context(prefix: Mapping[str, Any]) -> dict[str, Any]:
-    return {_PREFIX_CONTEXT[k]: v for k, v in prefix.items() if k in _PREFIX_CONTEXT}
 
 
 # ------------------------------------------------------------------ accounting
