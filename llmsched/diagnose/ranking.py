@@ -63,6 +63,14 @@ class CompiledDiagnoseRule:
     # the `cluster` fields its CEL reads (None: the whole of it, or it cannot tell)
     cluster_fields: frozenset[str] | None = field(default=None)
 
+    @property
+    def functions(self) -> frozenset[str]:
+        """The functions (built-in operators included) this rule's CEL calls."""
+        programs = [self.symptom, self.message, *(p for _, p in self.evidence)]
+        if self.template is not None:
+            programs.extend(p for p in self.template.parts if not isinstance(p, str))
+        return frozenset(n for p in programs if p is not None for n in p.references()["functions"])
+
 
 def cluster_fields(expressions: Sequence[str]) -> frozenset[str] | None:
     """The fields of `cluster` that CEL `expressions` read as `cluster.NAME`; None when one
@@ -182,18 +190,22 @@ class DiagnoseEvaluator:
         for rule in self.rules:
             by_scope.setdefault(rule.spec.scope, []).append(rule)
         for scope, rules in by_scope.items():
+            # a CEL context wraps every function it is given, for each subject: only those
+            # the scope's rules call
+            called = frozenset().union(*(rule.functions for rule in rules))
+            functions = {k: f for k, f in self.functions.items() if k in called}
             shared: dict[str, Any] = {"cluster": cluster}
             if scope == "cluster":  # one subject: its rules may read every pod and node
                 shared["pods"] = [p.data for p in facts.pods.values()]
                 shared["nodes"] = [n.data for n in facts.nodes.values()]
             if scope == "evidence":
-                self._run_per_rule(rules, shared, views, facts)
+                self._run_per_rule(rules, shared, views, facts, functions)
                 continue
             subjects = facts.subjects(scope)
             for subject in subjects:
                 eager = {SCOPE_VARIABLE[scope]: subject.data, "signatures": subject.signatures}
                 variables: dict[str, Any] = {**eager, **shared}  # what named checks read
-                activation = Activation(eager, self.functions, shared)
+                activation = Activation(eager, functions, shared)
                 for rule in rules:
                     activation.with_lazy("cluster", views[id(rule)])
                     self._evaluate(rule, subject, variables, activation, facts)
@@ -204,6 +216,7 @@ class DiagnoseEvaluator:
         shared: Mapping[str, Any],
         views: Mapping[int, Any],
         facts: Facts,
+        functions: Mapping[str, Any],
     ) -> None:
         """The evidence scope: one subject per distinct observation, and an evidence rule
         judges only the observations whose signatures it lists (`signatures:`), so a log
@@ -215,7 +228,7 @@ class DiagnoseEvaluator:
             wanted = None if wanted is None or listed is None else wanted | listed
         subjects = facts.subjects("evidence", wanted)
         for rule in rules:
-            activation = Activation({"cluster": views[id(rule)]}, self.functions, {})
+            activation = Activation({"cluster": views[id(rule)]}, functions, {})
             listed = frozenset(rule.spec.signatures)
             for subject in subjects:
                 if listed and subject.data["signature"] not in listed:

@@ -150,11 +150,12 @@ _AT: dict[re.Pattern[str], tuple[int, str]] = {
     **dict.fromkeys((_RAY_CPP, _GLOG, _BRACKET_TIME), (1, "0123456789")),
     **{_KUBECTL_PREFIX: (1, "p"), _RANK: (1, "r"), _SYSLOG: (3, " ")},
 }
-_Candidate = tuple[re.Pattern[str], str | None, int, str]
+# (pattern, format, offset, characters there, the pattern's place in _PREFIXES)
+_Candidate = tuple[re.Pattern[str], str | None, int, str, int]
 _BY_START: dict[str, tuple[_Candidate, ...]] = {
     char: tuple(
-        (p, f, *_AT.get(p, (0, "")))
-        for p, f in _PREFIXES
+        (p, f, *_AT.get(p, (0, "")), place)
+        for place, (p, f) in enumerate(_PREFIXES)
         if char in _STARTS.get(p, "") or (p is _COMPOSE and char.isalnum())
     )
     for char in "".join(sorted(set("".join(_STARTS.values())))) + "abcdefghijklmnopqrstuvwxyz"
@@ -191,8 +192,17 @@ def split_lines(text: str) -> list[Line]:
     """One `Line` per input line (so index + 1 is the line number), normalised."""
     lines: list[Line] = []
     command: str | None = None
+    # a log repeats whole lines (a crash loop's start-up, a retry's warning, `kubectl`'s
+    # repeated events): each distinct line is read once
+    parsed: dict[str, _Parsed] = {}
     for number, raw in enumerate(text.splitlines(), 1):
-        line = parse_line(number, raw)
+        fields = parsed.get(raw)
+        if fields is None:
+            fields = _parse(raw)
+            if len(parsed) >= _REMEMBERED_LINES:
+                parsed.clear()
+            parsed[raw] = fields
+        line = Line(number, raw, *fields)
         if line.kind == "prompt":
             command = line.command
         elif line.kind == "fence":
@@ -205,18 +215,28 @@ def split_lines(text: str) -> list[Line]:
     return lines
 
 
+# what a line says, as `Line`'s fields after `raw`: text, prefix, log_format, clean,
+# command, kind (the prefix mapping is read-only, so lines may share it)
+_Parsed = tuple[str, Mapping[str, Any], "str | None", str, "str | None", str]
+_REMEMBERED_LINES = 1 << 16
+
+
 def parse_line(number: int, raw: str) -> Line:
+    return Line(number, raw, *_parse(raw))
+
+
+def _parse(raw: str) -> _Parsed:
     if len(raw) > MAX_MATCH_CHARS:
         clean = strip_transport(raw[:MAX_MATCH_CHARS]) + raw[MAX_MATCH_CHARS:]
     else:
         clean = strip_transport(raw)
     if ("`" in clean or "~" in clean) and _FENCE.match(clean):
-        return Line(number, raw, "", _NO_PREFIX, None, "", None, "fence")
+        return "", _NO_PREFIX, None, "", None, "fence"
     prompt = _prompt(clean)
     if prompt is not None:
-        return Line(number, raw, prompt, _NO_PREFIX, None, prompt, prompt, "prompt")
+        return prompt, _NO_PREFIX, None, prompt, prompt, "prompt"
     text, prefix, log_format = _peel_prefixes(clean)
-    return Line(number, raw, text, prefix, log_format, clean)
+    return text, prefix, log_format, clean, None, ""
 
 
 def strip_transport(raw: str) -> str:
@@ -252,7 +272,7 @@ def _peel_prefixes(clean: str) -> tuple[str, Mapping[str, Any], str | None]:
     prefix: dict[str, Any] | None = None
     log_format: str | None = None
     for _ in range(_MAX_PREFIXES):
-        for pattern, fmt, offset, chars in _BY_START.get(rest[:1], ()):
+        for pattern, fmt, offset, chars, place in _BY_START.get(rest[:1], ()):
             if offset and rest[offset : offset + 1] not in chars:
                 continue
             if pattern is _COMPOSE and "|" not in rest:
@@ -266,7 +286,7 @@ def _peel_prefixes(clean: str) -> tuple[str, Mapping[str, Any], str | None]:
                 continue
             if prefix is None:
                 prefix = {}
-            _keep(prefix, pattern, match)
+            _keep(prefix, pattern, place, match)
             if fmt is not None and log_format is None:
                 log_format = fmt
             rest = rest[match.end() :]
@@ -290,7 +310,9 @@ def _looks_like_compose(rest: str, match: re.Match[str]) -> bool:
     return "|" not in rest[match.end() : match.end() + 200] or rest.count("|") == 1
 
 
-def _keep(prefix: dict[str, Any], pattern: re.Pattern[str], match: re.Match[str]) -> None:
+def _keep(
+    prefix: dict[str, Any], pattern: re.Pattern[str], place: int, match: re.Match[str]
+) -> None:
     """What one prefix said, added to what the outer ones did (the outer one wins)."""
     if pattern is _KUBECTL_TS:
         prefix.setdefault("time", match.group(0).strip())
@@ -298,18 +320,21 @@ def _keep(prefix: dict[str, Any], pattern: re.Pattern[str], match: re.Match[str]
     if pattern is _COMPOSE:
         prefix.setdefault("service", match.group("service"))
         return
-    for key, value in _said(pattern, match):
+    for key, value in _said(pattern, place, match):
         prefix.setdefault(key, value)
 
 
 # A log repeats its prefixes (`(APIServer pid=1) `, a second's `INFO 05-19 10:13:11 [x.py:71] `):
 # each distinct one is read once. No pattern looks past its match, so the same text always
-# splits into the same fields.
-_SAID: dict[tuple[re.Pattern[str], str], tuple[tuple[str, Any], ...]] = {}
+# splits into the same fields. Keyed by the pattern's place: hashing a compiled pattern
+# hashes its whole program.
+_SAID: dict[tuple[int, str], tuple[tuple[str, Any], ...]] = {}
 
 
-def _said(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[tuple[str, Any], ...]:
-    key = (pattern, match.group(0))
+def _said(
+    pattern: re.Pattern[str], place: int, match: re.Match[str]
+) -> tuple[tuple[str, Any], ...]:
+    key = (place, match.group(0))
     said = _SAID.get(key)
     if said is None:
         if pattern is _PROCESS:
@@ -324,4 +349,3 @@ def _said(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[tuple[str, An
             _SAID.clear()
         _SAID[key] = said
     return said
-

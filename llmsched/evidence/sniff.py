@@ -254,19 +254,25 @@ def _owners(blocks: list[Block], count: int) -> list[Block | None]:
 
 def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str) -> Matched:
     matched = Matched()
+    contexts: dict[int, dict[str, Any]] = {}  # by prefix mapping: a repeated line shares one
     for index, line in enumerate(lines):
         block = owner[index]
         if block is not None and (not block.scan_signatures or index in block.repeats):
             continue
         text = line.match_text
-        if not text.strip():
+        if not text or text.isspace():
             continue
         found = match_message(text)
         if not found:  # most lines: no context to gather
             continue
-        context = _prefix_context(line)
+        prefix = line.prefix
+        context = contexts.get(id(prefix))
+        if context is None:
+            context = {_PREFIX_CONTEXT[k]: v for k, v in prefix.items() if k in _PREFIX_CONTEXT}
+            contexts[id(prefix)] = context
         if block is not None:
-            context.update(block.context.get(index, {}))
+            context = {**context, **block.context.get(index, {})}
+        quote = line.quote[:2000]
         for match in found:
             signature = match.signature
             matched.add(
@@ -276,7 +282,7 @@ def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str
                     source=block.format
                     if block is not None
                     else line.log_format or signature.source,
-                    texts=[line.quote[:2000]],
+                    texts=[quote],
                     path=path,
                     line=line.number,
                     last_line=line.number,
@@ -318,10 +324,6 @@ def _not_read_in_code(matched: list[Observation], code: Sequence[Observation]) -
     return [
         o for o in matched if o.location is None or (o.signature, o.location.line) not in parsed
     ]
-
-
-def _prefix_context(line: Line) -> dict[str, Any]:
-    return {_PREFIX_CONTEXT[k]: v for k, v in line.prefix.items() if k in _PREFIX_CONTEXT}
 
 
 # ------------------------------------------------------------------ accounting
