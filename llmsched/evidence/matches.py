@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from llmsched.evidence.observations import Observation
 from llmsched.model import Location
+
+# what a line's log prefix says, under the field names observations carry
+PREFIX_CONTEXT = {
+    "time": "timestamp",
+    "process": "process",
+    "pid": "pid",
+    "rank": "rank",
+    "service": "service",
+    "pod": "pod",
+    "container": "container",
+    "ip": "ip",
+}
+
+
+def prefix_context(prefix: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a line's log prefix gives every observation read on it."""
+    return {PREFIX_CONTEXT[k]: v for k, v in prefix.items() if k in PREFIX_CONTEXT}
 
 
 @dataclass(slots=True)

@@ -22,7 +22,7 @@ from llmsched.evidence.block import Block
 from llmsched.evidence.error_lines import TRACEBACK_LOOKBACK, is_error_line, raised_in
 from llmsched.evidence.k8s_events import find_get_events_tables
 from llmsched.evidence.kubectl_describe import find_describe_blocks
-from llmsched.evidence.matches import Matched, Pending
+from llmsched.evidence.matches import Matched, Pending, prefix_context
 from llmsched.evidence.normalise import Line, split_lines
 from llmsched.evidence.observations import MetricsEvidence, Observation, SniffResult
 from llmsched.evidence.prometheus import find_exposition
@@ -42,16 +42,6 @@ DEFAULT_MAX_FILE_SIZE = 32 * 2**20
 _BINARY_PROBE = 8192
 _NCCL_LINE = re.compile(r"\bNCCL (?:INFO|WARN|ERROR)\b")
 _NOISE = re.compile(r"^[-=_*#|+.\s]*$")  # rules and borders (fences are `Line.kind`)
-_PREFIX_CONTEXT = {
-    "time": "timestamp",
-    "process": "process",
-    "pid": "pid",
-    "rank": "rank",
-    "service": "service",
-    "pod": "pod",
-    "container": "container",
-    "ip": "ip",
-}
 
 
 def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) -> SniffResult:
@@ -87,7 +77,7 @@ def sniff_text(text: str, path: str = STDIN_PATH, *, from_file: bool = False) ->
     owner = _owners(blocks, len(lines))
     observations = [o for b in blocks for o in b.observations]
     matched = _match_lines(lines, owner, path)
-    matched.extend(match_wrapped(lines, lambda i: owner[i] is None, path, _prefix_context))
+    matched.extend(match_wrapped(lines, lambda i: owner[i] is None, path))
     matched.extend(_match_messages(blocks, path))
     code = find_code(lines, path, blocks) if whole is None else []
     observations.extend(_not_read_in_code(matched.take_observations(), code))
@@ -268,7 +258,7 @@ def _match_lines(lines: Sequence[Line], owner: Sequence[Block | None], path: str
         prefix = line.prefix
         context = contexts.get(id(prefix))
         if context is None:
-            context = {_PREFIX_CONTEXT[k]: v for k, v in prefix.items() if k in _PREFIX_CONTEXT}
+            context = prefix_context(prefix)
             contexts[id(prefix)] = context
         if block is not None:
             context = {**context, **block.context.get(index, {})}

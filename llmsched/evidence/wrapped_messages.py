@@ -14,9 +14,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from itertools import pairwise
-from typing import Any
 
-from llmsched.evidence.matches import Matched, Pending
+from llmsched.evidence.matches import Matched, Pending, prefix_context
 from llmsched.evidence.normalise import Line
 from llmsched.evidence.signatures import (
     SignatureMatch,
@@ -36,7 +35,6 @@ def match_wrapped(
     lines: Sequence[Line],
     loose: Callable[[int], bool],
     path: str,
-    context_of: Callable[[Line], dict[str, Any]],
 ) -> Matched:
     """Matches of signatures that span a line and the next one or two; `loose(index)`:
     the line is read for signatures line by line (no block reads it)."""
@@ -69,7 +67,7 @@ def match_wrapped(
                         path=path,
                         line=window[0].number,
                         last_line=window[size - 1].number,
-                        fields={**context_of(window[0]), **match.fields},
+                        fields={**prefix_context(window[0].prefix), **match.fields},
                         merge_within=match.signature.merge_within,
                     ),
                     index,
