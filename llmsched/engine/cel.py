@@ -7,6 +7,7 @@ from functools import lru_cache
 from typing import Any
 
 from llmsched.engine.cel_index import selects_as_index
+from llmsched.engine.cel_reads import KeyTree, project
 from llmsched.errors import RuleError
 from llmsched.model import Location
 
@@ -97,22 +98,30 @@ class Activation:
         if lazy is not None:
             self._context.set_variable_resolver(self._lazy.get)
 
-    def bind(self, variables: Mapping[str, Any], names: frozenset[str]) -> bool:
+    def bind(
+        self,
+        variables: Mapping[str, Any],
+        names: frozenset[str],
+        reads: Mapping[str, KeyTree | None] | None = None,
+    ) -> bool:
         """Make `names` read `variables`, converting only values not already bound (by
-        identity). False when a name to read is bound but absent from `variables`: a
-        variable cannot be unbound, so the caller needs a fresh activation."""
+        identity), and of those only the keys `reads` names for them (`cel_reads`: the
+        same `reads` for every bind of one activation). False when a name to read is bound
+        but absent from `variables`: a variable cannot be unbound, so the caller needs a
+        fresh activation."""
         for name in names:
             if name in variables:
                 value = variables[name]
                 if self._bound.get(name, _UNBOUND) is not value:
-                    self.with_variable(name, value)
+                    self.with_variable(name, value, reads.get(name) if reads else None)
             elif name in self._bound:
                 return False
         self._lazy.clear()
         return True
 
-    def with_variable(self, name: str, value: Any) -> None:
-        self._context.add_variable(name, value)
+    def with_variable(self, name: str, value: Any, reads: KeyTree | None = None) -> None:
+        """Bind `name` to `value`, converting only the keys `reads` names (None: all)."""
+        self._context.add_variable(name, project(value, reads))
         self._bound[name] = value  # kept, so that its id is not reused while bound
 
     def with_lazy(self, name: str, value: Any) -> None:

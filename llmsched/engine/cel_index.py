@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-_TOKEN = re.compile(
+CEL_TOKEN = re.compile(
     r"""
     (?P<string>'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"
         |'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")
@@ -26,15 +26,15 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-_RAW_OR_BYTES = re.compile(r"(?<![\w.])(?:[rR][bB]?|[bB][rR]?)['\"]")
+RAW_OR_BYTES = re.compile(r"(?<![\w.])(?:[rR][bB]?|[bB][rR]?)['\"]")
 _ENDS_OPERAND = {"ident", "string", ")", "]", "}"}
 
 
 def selects_as_index(expression: str) -> str:
     """`expression` with every field selection made an index (see the module docstring)."""
-    if "." not in expression or _RAW_OR_BYTES.search(expression):
+    if "." not in expression or RAW_OR_BYTES.search(expression):
         return expression
-    tokens = [(m.lastgroup or "other", m.group()) for m in _TOKEN.finditer(expression)]
+    tokens = [(m.lastgroup or "other", m.group()) for m in CEL_TOKEN.finditer(expression)]
     code = [i for i, (kind, _) in enumerate(tokens) if kind != "space"]  # indexes, no spaces
     kept = _tested_by_has(tokens, code)
     out = [text for _, text in tokens]

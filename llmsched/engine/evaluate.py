@@ -10,6 +10,7 @@ from typing import Any
 from llmsched.config import Config
 from llmsched.engine import by_reference
 from llmsched.engine.cel import Activation, EvaluationError, compile_expression
+from llmsched.engine.cel_reads import KeyTree, read_trees
 from llmsched.engine.checks import CheckFunction, Outcome, all_checks
 from llmsched.engine.functions import all_functions
 from llmsched.engine.request_length import WORKLOAD_PARAM, WORKLOAD_SOURCE_PARAM, config_workload
@@ -36,20 +37,22 @@ class CompiledRule:
     overridden: bool = False  # the config sets this rule's severity: it beats a check's own
 
     @property
-    def names(self) -> frozenset[str]:
-        """The CEL variables this rule's expressions read."""
+    def programs(self) -> list[Any]:
+        """Every compiled expression of this rule."""
         programs = [self.when, *(p for _, p in self.variables), *(p for _, p in self.evidence)]
         for _, expression, message in self.validations:
             programs += [expression, message]
-        return frozenset(n for p in programs if p is not None for n in p.variables())
+        return [p for p in programs if p is not None]
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The CEL variables this rule's expressions read."""
+        return frozenset(n for p in self.programs for n in p.variables())
 
     @property
     def functions(self) -> frozenset[str]:
         """The functions (built-in operators included) this rule's expressions call."""
-        programs = [self.when, *(p for _, p in self.variables), *(p for _, p in self.evidence)]
-        for _, expression, message in self.validations:
-            programs += [expression, message]
-        return frozenset(n for p in programs if p is not None for n in p.references()["functions"])
+        return frozenset(n for p in self.programs for n in p.references()["functions"])
 
 
 def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRule]:
@@ -146,6 +149,7 @@ class _KindPlan:
     applicable: list[list[CompiledRule]]  # per scope
     names: list[frozenset[str]]  # per scope: the variables those rules read
     functions: dict[str, Any]
+    reads: dict[str, KeyTree | None]  # the parts of those variables any of them reads
 
 
 class Evaluator:
@@ -194,9 +198,10 @@ class Evaluator:
                     continue
                 self.findings, self.not_evaluated = findings[index], not_evaluated[index]
                 for view in expand_object(scope, obj, lint_input, memo):
-                    if activation is None or not activation.bind(view.variables, plan.names[index]):
+                    names = plan.names[index]
+                    if activation is None or not activation.bind(view.variables, names, plan.reads):
                         activation = activations[obj.kind] = Activation({}, plan.functions, lazy={})
-                        activation.bind(view.variables, plan.names[index])
+                        activation.bind(view.variables, names, plan.reads)
                     self._variables = view.variables
                     for rule in applicable:
                         self._evaluate(rule, view, activation)
@@ -213,7 +218,11 @@ class Evaluator:
         names = [frozenset().union(*(r.names for r in rules)) for rules in applicable]
         called = frozenset().union(*(r.functions for rules in applicable for r in rules))
         functions = {k: f for k, f in self.functions.items() if k in called}
-        return _KindPlan(applicable, names, functions)
+        # one tree per variable for every scope: an activation serves them all, and tells
+        # by identity alone whether a value is bound already
+        sources = [p.source for rules in applicable for r in rules for p in r.programs]
+        reads = read_trees(sources, frozenset().union(*names))
+        return _KindPlan(applicable, names, functions, reads)
 
     def _evaluate(self, rule: CompiledRule, view: SubjectView, activation: Activation) -> None:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from llmsched.engine.cel import Activation, EvaluationError, compile_expression
+from llmsched.engine.cel_reads import KeyTree
 
 
 def test_a_lazy_variable_is_read_only_when_the_expression_reaches_it() -> None:
@@ -27,9 +28,9 @@ def test_bind_converts_only_values_it_has_not_bound_already() -> None:
     converted: list[str] = []
 
     class Counting(Activation):
-        def with_variable(self, name: str, value: object) -> None:
+        def with_variable(self, name: str, value: object, reads: KeyTree | None = None) -> None:
             converted.append(name)
-            super().with_variable(name, value)
+            super().with_variable(name, value, reads)
 
     activation = Counting({}, {}, {})
     shared = {"kind": "Deployment"}
