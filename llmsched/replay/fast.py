@@ -26,7 +26,6 @@ from functools import partial
 
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import cdiv
-from llmsched.replay.lazy import is_decoding
 from llmsched.replay.lazy_stepper import LazyStepper
 from llmsched.replay.loop import (
     Arrivals,
@@ -200,14 +199,17 @@ class FastStepper(LazyStepper):
         for r in preempted:
             table.preempted(r.record)
         explicit: list[tuple[Request, int]] = list(active_n)
-        seq, next_seq, requests = self.seq, self.next_seq, sched.requests
-        for rid, m in admitted.items():
-            r = requests[rid]
-            explicit.append((r, m))
-            seq[r] = next_seq
-            next_seq += 1
-            self.active[r] = None
-            table.scheduled(r.record, step, now if self.wall_clock else None)
+        seq, next_seq, requests, active = self.seq, self.next_seq, sched.requests, self.active
+        if admitted:
+            positions = []
+            for rid, m in admitted.items():
+                r = requests[rid]
+                explicit.append((r, m))
+                seq[r] = next_seq
+                next_seq += 1
+                active[r] = None
+                positions.append(r.record)
+            table.scheduled_all(positions, step, now if self.wall_clock else None)
         self.next_seq = next_seq
         shape = lazy.step_shape(explicit) if self.step_time else None
         finishing: list[Request] = []
@@ -223,10 +225,10 @@ class FastStepper(LazyStepper):
             if r.num_output_tokens >= r.max_tokens or num_tokens + 1 >= mml:
                 finishing.append(r)
         heap = lazy.finish_heap
-        if heap and heap[0][0] <= tick:  # `pop_finished` finds some
-            for r in lazy.pop_finished(tick):
-                self._materialise(r)
-                lazy.remove(r)
+        if heap and heap[0][0] <= tick:  # `take_finished` finds some
+            adopt_blocks, anon = kv.adopt_blocks, self.anon
+            for r in lazy.take_finished(tick):
+                adopt_blocks(r, r.num_computed_tokens, anon)  # `_materialise`'s blocks
                 finishing.append(r)
         if len(finishing) > 1:
             finishing.sort(key=seq.__getitem__)
@@ -237,13 +239,27 @@ class FastStepper(LazyStepper):
         duration = self.step_time(shape) if self.step_time and shape else 0.0
         end = now + duration
         stop = end if self.wall_clock else None
+        if sampled_explicit:
+            table.sampled_all([r.record for r in sampled_explicit], step, stop)
+        running = RequestStatus.RUNNING
         for r in sampled_explicit:
-            table.sampled(r.record, step, stop)
-            if r.status is RequestStatus.RUNNING and is_decoding(r) and self._lazy_ok(r):
-                del self.active[r]
+            # `is_decoding(r)`, inlined: C is one short of the tokens, an output is out
+            if (
+                r.status is running
+                and r.num_prompt_tokens + r.num_output_tokens - r.num_computed_tokens == 1
+                and r.num_output_tokens
+                and (r.prefix_group is None or self._lazy_ok(r))
+            ):
+                del active[r]
                 lazy.add(r, seq[r])
-        for r in finishing:
-            table.finished(r.record, step, stop, "length", r.num_output_tokens)
+        if finishing:
+            table.finished_all(
+                [r.record for r in finishing],
+                step,
+                stop,
+                "length",
+                [r.num_output_tokens for r in finishing],
+            )
 
         scheduled: dict[str, int] = {}
         total = num_lazy + active_tokens + admitted_tokens

@@ -85,7 +85,7 @@ def make_request(
     return Request(
         req.request_id,
         req.prompt_len,
-        max_output_tokens(req, config),
+        min(req.output_len, config.max_model_len - req.prompt_len),  # `max_output_tokens`
         req.priority,
         req.prefix_group,
         req.prefix_len,
