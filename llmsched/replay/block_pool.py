@@ -191,6 +191,15 @@ class BlockPool:
                     appended += 1
         nxt[last] = tail
         prev[tail] = last
+        if without_hash:  # `q.prepend_n(without_hash)`, inlined
+            after = q._head
+            old_head = nxt[after]
+            for block_id in without_hash:
+                nxt[after] = block_id
+                prev[block_id] = after
+                in_queue[block_id] = True
+                after = block_id
+            nxt[after] = old_head
+            prev[old_head] = after
+            appended += len(without_hash)
         q.num_free_blocks += appended
-        if without_hash:
-            q.prepend_n(without_hash)

@@ -10,7 +10,7 @@ only counts are kept. With it, the blocks a step's crossings need are popped fro
 free queue in one batch (which blocks leave the queue, and whose hashes are evicted, is
 observable; which lazy request gets which of them is not: they are interchangeable),
 and a lazy request's new full blocks are hashed when it is next materialised (nobody
-else can look those hashes up before; see `_lazy_ok` for the exception).
+else can look those hashes up before; see `LazyStepper._lazy_ok` for the exception).
 
 A step is easy when the token budget covers every running request and the free blocks
 cover every allocation in it: then Phase A schedules all of them and preempts nobody,
@@ -22,16 +22,24 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
+from functools import partial
 
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import cdiv
-from llmsched.replay.lazy import LazyDecodes, is_decoding, lazy_kv_cache_manager
-from llmsched.replay.loop import Arrivals, Recorder, StepTimeFn, check_fits, run_steps
+from llmsched.replay.lazy_stepper import LazyStepper
+from llmsched.replay.loop import (
+    Arrivals,
+    QuietStepsFn,
+    StepTimeFn,
+    check_fits,
+    run_steps,
+)
 from llmsched.replay.metrics import ReplayResult
-from llmsched.replay.reference import SchedulerStepper
+from llmsched.replay.quiet import run_quiet_steps
+from llmsched.replay.recorder import Recorder
 from llmsched.replay.request import Request, RequestStatus, TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
-from llmsched.replay.scheduler import Scheduler, SchedulerOutput
+from llmsched.replay.scheduler import SchedulerOutput
 
 
 def run_fast(
@@ -57,32 +65,17 @@ def run_fast(
         window=config.max_num_seqs + 1,  # see `Arrivals`: more than one step admits
     )
     replay.backlog = arrivals
-    end = run_steps(replay, arrivals)
+    quiet: QuietStepsFn | None = None
+    if step_time is None and not wall_clock:
+        quiet = partial(run_quiet_steps, replay)
+    end = run_steps(replay, arrivals, quiet)
     stats = replay.kv.prefix_cache_stats.to_dict()
     return rec.result(config, stats, end if wall_clock else None)
 
 
-class FastStepper(SchedulerStepper):
-    """`SchedulerStepper` skipping per-request work for lazily decoding requests; steps
-    it cannot shortcut are literal ones."""
-
-    def __init__(
-        self,
-        config: SchedulerConfig,
-        rec: Recorder,
-        step_time: StepTimeFn | None,
-        wall_clock: bool,
-    ) -> None:
-        self.kv = lazy_kv_cache_manager(config)
-        super().__init__(Scheduler(config, self.kv), rec, step_time, wall_clock)
-        self.bs = config.block_size
-        self.lazy = LazyDecodes(config.block_size)
-        self.active: dict[Request, None] = {}  # running, not lazy, in running order
-        self.seq: dict[Request, int] = {}
-        self.next_seq = 0
-        # Prefix caching: blocks popped for lazy requests' block-boundary crossings, not
-        # yet handed to anyone (see `_materialise`).
-        self.anon: list[int] = []
+class FastStepper(LazyStepper):
+    """`LazyStepper` taking the fast steps: per-request work only for requests that
+    are not lazy; steps it cannot shortcut are literal ones."""
 
     def step(self, step: int, now: float) -> tuple[float, bool]:
         rec = self.rec
@@ -206,14 +199,17 @@ class FastStepper(SchedulerStepper):
         for r in preempted:
             table.preempted(r.record)
         explicit: list[tuple[Request, int]] = list(active_n)
-        seq, next_seq, requests = self.seq, self.next_seq, sched.requests
-        for rid, m in admitted.items():
-            r = requests[rid]
-            explicit.append((r, m))
-            seq[r] = next_seq
-            next_seq += 1
-            self.active[r] = None
-            table.scheduled(r.record, step, now if self.wall_clock else None)
+        seq, next_seq, requests, active = self.seq, self.next_seq, sched.requests, self.active
+        if admitted:
+            positions = []
+            for rid, m in admitted.items():
+                r = requests[rid]
+                explicit.append((r, m))
+                seq[r] = next_seq
+                next_seq += 1
+                active[r] = None
+                positions.append(r.record)
+            table.scheduled_all(positions, step, now if self.wall_clock else None)
         self.next_seq = next_seq
         shape = lazy.step_shape(explicit) if self.step_time else None
         finishing: list[Request] = []
@@ -229,10 +225,10 @@ class FastStepper(SchedulerStepper):
             if r.num_output_tokens >= r.max_tokens or num_tokens + 1 >= mml:
                 finishing.append(r)
         heap = lazy.finish_heap
-        if heap and heap[0][0] <= tick:  # `pop_finished` finds some
-            for r in lazy.pop_finished(tick):
-                self._materialise(r)
-                lazy.remove(r)
+        if heap and heap[0][0] <= tick:  # `take_finished` finds some
+            adopt_blocks, anon = kv.adopt_blocks, self.anon
+            for r in lazy.take_finished(tick):
+                adopt_blocks(r, r.num_computed_tokens, anon)  # `_materialise`'s blocks
                 finishing.append(r)
         if len(finishing) > 1:
             finishing.sort(key=seq.__getitem__)
@@ -243,13 +239,27 @@ class FastStepper(SchedulerStepper):
         duration = self.step_time(shape) if self.step_time and shape else 0.0
         end = now + duration
         stop = end if self.wall_clock else None
+        if sampled_explicit:
+            table.sampled_all([r.record for r in sampled_explicit], step, stop)
+        running = RequestStatus.RUNNING
         for r in sampled_explicit:
-            table.sampled(r.record, step, stop)
-            if r.status is RequestStatus.RUNNING and is_decoding(r) and self._lazy_ok(r):
-                del self.active[r]
+            # `is_decoding(r)`, inlined: C is one short of the tokens, an output is out
+            if (
+                r.status is running
+                and r.num_prompt_tokens + r.num_output_tokens - r.num_computed_tokens == 1
+                and r.num_output_tokens
+                and (r.prefix_group is None or self._lazy_ok(r))
+            ):
+                del active[r]
                 lazy.add(r, seq[r])
-        for r in finishing:
-            table.finished(r.record, step, stop, "length", r.num_output_tokens)
+        if finishing:
+            table.finished_all(
+                [r.record for r in finishing],
+                step,
+                stop,
+                "length",
+                [r.num_output_tokens for r in finishing],
+            )
 
         scheduled: dict[str, int] = {}
         total = num_lazy + active_tokens + admitted_tokens
@@ -272,125 +282,4 @@ class FastStepper(SchedulerStepper):
             duration,
             total,
         )
-        return end
-
-    def _allocate_in_order(
-        self, active_n: list[tuple[Request, int]], preempted: list[Request]
-    ) -> Request | None:
-        """Allocate in running order; when a request cannot grow, preempt the tail of
-        the running list (FCFS) until it can, or until it was the tail itself (then
-        return it: Phase A stops there). Lazy requests needing no new block cannot
-        fail (their full blocks are hashed later, see `_materialise`), so only the
-        others are visited. A lazy crossing needs exactly one block: it is granted by
-        count and the blocks are popped in batches (they are interchangeable)."""
-        lazy = self.lazy
-        kv = self.kv
-        seq = self.seq
-        events: dict[Request, int] = {}
-        for r in lazy.crossing():
-            events[r] = 1
-        for r, m in active_n:
-            events[r] = m
-        ordered = sorted(events.items(), key=lambda e: seq[e[0]])
-        running = self.sched.running
-        lazy_reqs = lazy.c_off
-        granted = 0  # lazy crossings granted a block not yet taken from the pool
-        for r, m in ordered:
-            if r.status is not RequestStatus.RUNNING:
-                continue  # preempted from the tail earlier in this loop
-            if r in lazy_reqs:
-                while kv.get_num_free_blocks() - granted < 1:
-                    granted = self._take_blocks(granted)
-                    victim = running.pop()
-                    self._preempt(victim)
-                    preempted.append(victim)
-                    if victim is r:
-                        return r
-                granted += 1
-                continue
-            granted = self._take_blocks(granted)
-            while kv.allocate_slots(r, m) is None:
-                victim = running.pop()
-                self._preempt(victim)
-                preempted.append(victim)
-                if victim is r:
-                    return r
-        self._take_blocks(granted)
-        return None
-
-    def _take_blocks(self, n: int) -> int:
-        """Take `n` blocks for lazy crossings (by count, or popped into `anon`)."""
-        if n:
-            self.anon += self.kv.take_free_blocks(n)
-        return 0
-
-    def _preempt(self, r: Request) -> None:
-        lazy = self.lazy
-        if r in lazy.c_off:
-            self._materialise(r)
-            lazy.remove(r)
-        else:
-            self.active.pop(r, None)
-        self.seq.pop(r, None)
-        self.sched.preempt_request(r)
-
-    def _finish(self, r: Request) -> None:
-        sched = self.sched
-        r.status = RequestStatus.FINISHED_LENGTH_CAPPED
-        # The running list is in sequence-number order: find r by bisection rather
-        # than by a linear `remove`.
-        running = sched.running
-        if running and running[0] is r:  # the oldest request finishes first, as a rule
-            del running[0]
-        else:
-            i = bisect.bisect_left(running, self.seq[r], key=self.seq.__getitem__)
-            if i < len(running) and running[i] is r:
-                del running[i]
-            else:
-                running.remove(r)
-        self.active.pop(r, None)
-        self.kv.free(r)
-        sched.finished_req_ids.add(r.request_id)
-        del sched.requests[r.request_id]
-        self.seq.pop(r, None)
-
-    def _lazy_ok(self, r: Request) -> bool:
-        """With prefix caching a lazy request's new full blocks are hashed only when it
-        is materialised. That is invisible while their hashes are unique to it, but a
-        prompt that is all shared prefix continues into output blocks other requests
-        of its group can hit: such requests stay explicit."""
-        return not (
-            self.kv.enable_caching
-            and r.prefix_group is not None
-            and 0 < r.prefix_len == r.num_prompt_tokens
-        )
-
-    def _materialise(self, r: Request) -> None:
-        """Bring a lazy request's state up to date: C, its blocks (taken from the
-        batch-popped ones) and, with prefix caching, the hashes of its full blocks."""
-        self.lazy.materialise(r)
-        self.kv.adopt_blocks(r, r.num_computed_tokens, self.anon)
-
-    # ---- slow steps ------------------------------------------------------------------
-
-    def _materialise_all(self) -> None:
-        lazy = self.lazy
-        for r in list(lazy.c_off):
-            self._materialise(r)
-        assert not self.anon, "blocks popped for lazy requests must all be handed out"
-        lazy.clear()
-        self.active.clear()
-
-    def _slow_step(self, step: int, now: float) -> float:
-        self._materialise_all()
-        end, _ = super().step(step, now)
-        # Rebuild the lazy view: running order defines the sequence numbers.
-        self.seq = {}
-        for r in self.sched.running:
-            self.seq[r] = self.next_seq
-            self.next_seq += 1
-            if is_decoding(r) and self._lazy_ok(r):
-                self.lazy.add(r, self.seq[r])
-            else:
-                self.active[r] = None
         return end

@@ -21,7 +21,7 @@ from typing import Any
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.fast import FastStepper
 from llmsched.replay.judge import Outcome, outcome
-from llmsched.replay.loop import Arrivals, Recorder, StepTimeFn, check_fits
+from llmsched.replay.loop import Arrivals, StepTimeFn, check_fits
 from llmsched.replay.metrics import (
     KV_USAGE,
     NUM_PREEMPTIONS,
@@ -31,6 +31,7 @@ from llmsched.replay.metrics import (
     TimeSeries,
     percentiles,
 )
+from llmsched.replay.recorder import Recorder
 from llmsched.replay.request import TraceRequest
 from llmsched.replay.request_table import RequestTable
 from llmsched.replay.router import make_router

@@ -195,13 +195,15 @@ class BlockKVCacheManager:
             ref_cnt = pool.ref_cnt
             covered += sum(1 for b in hit if ref_cnt[b] != 0)
         bs = self.block_size
+        num_tokens = request.num_prompt_tokens + request.num_output_tokens  # inlined
         if full_sequence_must_fit:
-            full = min(request.num_tokens, self.max_model_len)
+            full = min(num_tokens, self.max_model_len)
             if -(-full // bs) - covered + watermark > free:
                 return None
         computed = request.num_computed_tokens + num_new_computed_tokens
         num_tokens_need_slot = min(computed + num_new_tokens, self.max_model_len)
-        if -(-num_tokens_need_slot // bs) - covered + watermark > free:
+        needed_blocks = -(-num_tokens_need_slot // bs)
+        if needed_blocks - covered + watermark > free:
             return None
 
         if blocks is None:
@@ -210,11 +212,11 @@ class BlockKVCacheManager:
             pool.touch(hit)
             blocks.extend(hit)
             self.num_cached_block[rid] = len(hit)
-        num_new = cdiv(num_tokens_need_slot, self.block_size) - len(blocks)
+        num_new = needed_blocks - len(blocks)
         new_blocks = pool.get_new_blocks(num_new) if num_new > 0 else []
         blocks.extend(new_blocks)
         if self.enable_caching:
-            self.cache_blocks(request, min(computed + num_new_tokens, request.num_tokens))
+            self.cache_blocks(request, min(computed + num_new_tokens, num_tokens))
         return new_blocks
 
     def cache_blocks(self, request: Request, num_tokens: int) -> None:
@@ -337,7 +339,9 @@ class DeferredHashKVCacheManager(BlockKVCacheManager):
         """As `BlockKVCacheManager.get_computed_blocks`, hashing only as far as the hits go."""
         if request.prefix_group is None and not request.num_preemptions:
             # No hit: its own hashes enter the map only when it is preempted (`free`).
-            self.prefix_cache_stats.record(request.num_tokens, 0, preempted=False)
+            stats = self.prefix_cache_stats  # `record(num_tokens, 0, preempted=False)`
+            stats.requests += 1
+            stats.queries += request.num_prompt_tokens + request.num_output_tokens
             return [], 0
         bs = self.block_size
         max_blocks = (request.num_tokens - 1) // bs
@@ -355,6 +359,16 @@ class DeferredHashKVCacheManager(BlockKVCacheManager):
             return 0
         return min(num_full, self._num_shared_blocks(request))
 
+    def cache_blocks(self, request: Request, num_tokens: int) -> None:
+        if request.prefix_group is not None:
+            super().cache_blocks(request, num_tokens)
+            return
+        # Nothing is registered eagerly (`_eager_hash_end` is 0): only the count moves.
+        rid = request.request_id
+        num_full = num_tokens // self.block_size
+        if num_full > self.num_cached_block.get(rid, 0):
+            self.num_cached_block[rid] = num_full
+
     def free(self, request: Request) -> None:
         rid = request.request_id
         blocks = self.req_to_blocks.get(rid)
@@ -370,4 +384,7 @@ class DeferredHashKVCacheManager(BlockKVCacheManager):
                         block_hash[b] = DEAD_HASH
                 else:  # preempted: it will look these up when it is admitted again
                     self._register_hashes(request, start, end)
-        super().free(request)
+        # `BlockKVCacheManager.free`, inlined
+        self.req_to_blocks.pop(rid, None)
+        self.num_cached_block.pop(rid, None)
+        self.block_pool.free_blocks(reversed(blocks or ()))

@@ -68,6 +68,26 @@ class LazyDecodes:
                 out.append(req)
         return out
 
+    def take_finished(self, tick: int) -> list[Request]:
+        """`pop_finished`, each request materialised and removed (in the heap's order)."""
+        heap, c_off, seq_of, seqs = self.finish_heap, self.c_off, self.seq_of, self.seqs
+        buckets, bs = self.buckets, self.bs
+        out = []
+        while heap and heap[0][0] <= tick:
+            _, seq, off, req = heapq.heappop(heap)
+            if c_off.get(req) != off or seq_of.get(req) != seq:
+                continue  # left lazy since: a stale entry
+            c = off + tick  # `materialise`, inlined
+            req.num_computed_tokens = c
+            req.num_output_tokens = c + 1 - req.num_prompt_tokens
+            del c_off[req]  # `remove`, inlined
+            self.sum_c_off -= off
+            del buckets[off % bs][req]
+            del seq_of[req]
+            del seqs[bisect.bisect_left(seqs, seq)]
+            out.append(req)
+        return out
+
     def materialise(self, req: Request) -> None:
         c = self.c_off[req] + self.tick
         req.num_computed_tokens = c

@@ -10,17 +10,18 @@ its `arrival_time`; each step lasts what the cost model says; idle time is skipp
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Protocol
 
 from llmsched.errors import InputFileError
 from llmsched.model import Location
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import cdiv
-from llmsched.replay.metrics import ReplayResult, StepRecord, TimeSeries
+from llmsched.replay.recorder import Recorder
 from llmsched.replay.request import Request, TraceRequest
-from llmsched.replay.request_table import RequestTable
 
 
 @dataclass(frozen=True)
@@ -84,125 +85,13 @@ def make_request(
     return Request(
         req.request_id,
         req.prompt_len,
-        max_output_tokens(req, config),
+        min(req.output_len, config.max_model_len - req.prompt_len),  # `max_output_tokens`
         req.priority,
         req.prefix_group,
         req.prefix_len,
         arrival_seq=index,
         record=record,
     )
-
-
-class Recorder:
-    """Collects per-step and per-request records, shared by every scheduler."""
-
-    def __init__(self, keep_steps: bool) -> None:
-        self.keep_steps = keep_steps
-        self.steps: list[StepRecord] = []
-        self.series = TimeSeries()
-        self.requests = RequestTable()
-        self.rejected: dict[str, str] = {}
-        self.total_tokens = 0
-        self.total_preemptions = 0
-        self.num_steps = 0
-        self.num_finished = 0
-        self.last_finished = 0  # finished in the last step recorded
-
-    def step(self, rec: StepRecord, num_tokens: int) -> None:
-        """`num_tokens`: scheduled in the step (`rec.scheduled` may be left empty when
-        steps are not kept)."""
-        self._count(num_tokens, len(rec.preempted), len(rec.finished))
-        self.series.append(rec, self.total_preemptions)
-        if self.keep_steps:
-            self.steps.append(rec)
-
-    def step_fields(
-        self,
-        step: int,
-        scheduled: dict[str, int],
-        hits: dict[str, int],
-        preempted: list[str],
-        finished: list[str],
-        num_waiting: int,
-        num_running: int,
-        kv_usage: float,
-        start: float | None,
-        duration: float | None,
-        num_tokens: int,
-    ) -> None:
-        """`step` given field by field: no `StepRecord` is built unless steps are kept."""
-        if self.keep_steps:
-            record = StepRecord(
-                step, scheduled, hits, preempted, finished, num_waiting, num_running,
-                kv_usage, start, duration,
-            )  # fmt: skip
-            self.step(record, num_tokens)
-            return
-        # `_count` and `TimeSeries.add`, inlined: this runs once a step
-        num_finished = len(finished)
-        self.total_tokens += num_tokens
-        total_preemptions = self.total_preemptions = self.total_preemptions + len(preempted)
-        self.num_steps += 1
-        self.last_finished = num_finished
-        self.num_finished += num_finished
-        series = self.series
-        series.step.append(step)
-        if start is not None:
-            series.time.append(start + (duration or 0.0))
-        series.num_running.append(num_running)
-        series.num_waiting.append(num_waiting)
-        series.kv_usage.append(kv_usage)
-        series.num_preemptions_total.append(total_preemptions)
-
-    def _count(self, num_tokens: int, num_preempted: int, num_finished: int) -> None:
-        self.total_tokens += num_tokens
-        self.total_preemptions += num_preempted
-        self.num_steps += 1
-        self.last_finished = num_finished
-        self.num_finished += num_finished
-
-    # A request's events; times are None on the step clock.
-
-    def scheduled(self, rid: str, step: int, start: float | None) -> None:
-        table = self.requests
-        table.scheduled(table.position(rid), step, start)
-
-    def sampled(self, rid: str, step: int, end: float | None, num_output_tokens: int) -> None:
-        table = self.requests
-        i = table.position(rid)
-        table.sampled(i, step, end)
-        table.set_output_tokens(i, num_output_tokens)
-
-    def finished(self, rid: str, step: int, end: float | None, reason: str = "length") -> None:
-        table = self.requests
-        table.finished(table.position(rid), step, end, reason, None)
-
-    def preempted(self, rid: str) -> None:
-        table = self.requests
-        table.preempted(table.position(rid))
-
-    def result(
-        self,
-        config: SchedulerConfig,
-        prefix_stats: dict[str, int],
-        total_time: float | None,
-        engine: str = "v1",
-    ) -> ReplayResult:
-        return ReplayResult(
-            config_echo=config.echo(),
-            vllm_version=config.vllm_version,
-            total_steps=self.num_steps,
-            total_scheduled_tokens=self.total_tokens,
-            total_preemptions=self.total_preemptions,
-            num_requests=len(self.requests) + len(self.rejected),
-            prefix_cache_stats=prefix_stats,
-            rejected=self.rejected,
-            requests=self.requests,
-            series=self.series,
-            steps=self.steps if self.keep_steps else None,
-            total_time=total_time,
-            engine=engine,
-        )
 
 
 class Arrivals:
@@ -234,7 +123,10 @@ class Arrivals:
         # Each pending request's place in submission order; pending[j]'s record is row j
         # of `rec.requests` (`push` appends both).
         self.index = array("q")
-        self.arrival = array("d")  # seconds on the wall clock, else the step
+        # When each request may join (seconds on the wall clock, else the step): never
+        # before the one ahead of it, as requests join in order. A running maximum, so
+        # that the array is sorted for bisection even for a trace out of arrival order.
+        self.arrival = array("d")
         self.next = 0  # the first request not handed over
         self.arrived = 0  # requests whose time has come (handed over or deferred)
         self._push_all(trace)
@@ -256,15 +148,14 @@ class Arrivals:
         times = [tr.arrival_time for tr in accepted]
         steps = None
         if self.wall_clock:
-            self.arrival.extend(
-                [
-                    float(tr.arrival_step) if tr.arrival_time is None else tr.arrival_time
-                    for tr in accepted
-                ]
-            )
+            joins = [
+                float(tr.arrival_step) if tr.arrival_time is None else tr.arrival_time
+                for tr in accepted
+            ]
         else:
             steps = array("q", [tr.arrival_step for tr in accepted])
-            self.arrival.extend([float(s) for s in steps])
+            joins = [float(s) for s in steps]
+        self._extend_arrival(joins)
         self.rec.requests.extend(
             [tr.request_id for tr in accepted],
             steps,
@@ -280,10 +171,12 @@ class Arrivals:
             return
         self.pending.append(tr)
         self.index.append(index)
-        self.arrival.append(
-            tr.arrival_time
-            if self.wall_clock and tr.arrival_time is not None
-            else float(tr.arrival_step)
+        self._extend_arrival(
+            [
+                tr.arrival_time
+                if self.wall_clock and tr.arrival_time is not None
+                else float(tr.arrival_step)
+            ]
         )
         self.rec.requests.add(
             tr.request_id,
@@ -291,6 +184,12 @@ class Arrivals:
             tr.arrival_time,
             tr.prompt_len,
         )
+
+    def _extend_arrival(self, joins: list[float]) -> None:
+        arrival = self.arrival
+        if arrival:
+            joins[0] = max(joins[0], arrival[-1])
+        arrival.extend(accumulate(joins, max))
 
     @property
     def left(self) -> int:
@@ -301,6 +200,11 @@ class Arrivals:
     def deferred(self) -> int:
         """Requests whose time has come, still waiting here (see the class)."""
         return self.arrived - self.next
+
+    def arrived_by(self, step: int) -> int:
+        """How many requests have arrived by the start of `step` (step clock; at least
+        the ones arrived so far)."""
+        return bisect_right(self.arrival, step, self.arrived)
 
     def next_arrival(self) -> float:
         """When the next request not yet arrived arrives (some must be left)."""
@@ -314,12 +218,12 @@ class Arrivals:
             if idle and i < n:
                 now = max(now, arrival[i])
             records = self.rec.requests
-            while i < n and arrival[i] <= now:
-                records.set_arrival_step(i, step)
-                i += 1
+            joined = bisect_right(arrival, now, i)
+            for k in range(i, joined):
+                records.set_arrival_step(k, step)
+            i = joined
         else:
-            while i < n and arrival[i] <= step:
-                i += 1
+            i = bisect_right(arrival, step, i)
         self.arrived = i
         j, queue, window = self.next, self.queue, self.window
         pending, index, config = self.pending, self.index, self.config
@@ -348,8 +252,16 @@ class Stepper(Protocol):
         ...
 
 
-def run_steps(stepper: Stepper, arrivals: Arrivals) -> float:
-    """Step until the trace is served; returns the end time of the last step."""
+# Runs the steps from the given one on that it can do in one go (their arrivals
+# included), as many as it likes; returns how many (0: none).
+QuietStepsFn = Callable[[int, float], int]
+
+
+def run_steps(
+    stepper: Stepper, arrivals: Arrivals, quiet_steps: QuietStepsFn | None = None
+) -> float:
+    """Step until the trace is served; returns the end time of the last step.
+    `quiet_steps` (step clock only) is offered each step before it is run."""
     step = 0
     now = 0.0
     has_requests, add, run = stepper.has_requests, stepper.add_request, stepper.step
@@ -359,6 +271,11 @@ def run_steps(stepper: Stepper, arrivals: Arrivals) -> float:
             return now
         if not busy and not arrivals.wall_clock:
             step = max(step, int(arrivals.next_arrival()))  # skip steps with nothing to do
+        if busy and quiet_steps is not None:
+            skipped = quiet_steps(step, now)
+            if skipped:
+                step += skipped
+                continue
         now = arrivals.admit(step, now, not busy, add)
         now, changed = run(step, now)
         if not changed and not arrivals.left:

@@ -10,13 +10,13 @@ from llmsched.errors import LlmschedError
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.loop import (
     Arrivals,
-    Recorder,
     StepShape,
     StepTimeFn,
     check_fits,
     run_steps,
 )
 from llmsched.replay.metrics import ReplayResult
+from llmsched.replay.recorder import Recorder
 from llmsched.replay.request import Request, TraceRequest
 from llmsched.replay.scheduler import Scheduler
 

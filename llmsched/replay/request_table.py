@@ -210,6 +210,43 @@ class RequestTable(Mapping[str, RequestRecord]):
         if num_output_tokens is not None:
             self.num_output_tokens[i] = num_output_tokens
 
+    # The same for many requests in one step (the fast replay's admissions, samples and
+    # finishes).
+
+    def scheduled_all(self, positions: list[int], step: int, start: float | None) -> None:
+        first = self.first_scheduled_step
+        for i in positions:
+            if first[i] == _NONE:
+                first[i] = step
+                if start is not None:
+                    self._times()[1][i] = start
+
+    def sampled_all(self, positions: list[int], step: int, end: float | None) -> None:
+        first = self.first_token_step
+        for i in positions:
+            if first[i] == _NONE:
+                first[i] = step
+                if end is not None:
+                    self._times()[2][i] = end
+
+    def finished_all(
+        self,
+        positions: list[int],
+        step: int,
+        end: float | None,
+        reason: str,
+        num_output_tokens: list[int],
+    ) -> None:
+        if end is not None or self.times is not None:
+            for i, n in zip(positions, num_output_tokens, strict=True):
+                self.finished(i, step, end, reason, n)
+            return
+        finish, reasons, outputs = self.finish_step, self.finish_reason, self.num_output_tokens
+        for i, n in zip(positions, num_output_tokens, strict=True):
+            finish[i] = step
+            reasons[i] = reason
+            outputs[i] = n
+
     def set_output_tokens(self, i: int, n: int) -> None:
         self.num_output_tokens[i] = n
 

@@ -124,15 +124,16 @@ class Scheduler:
     def schedule_waiting(self, out: SchedulerOutput, token_budget: int, threshold: int) -> int:
         """Phase B: admit from the waiting queue until something does not fit."""
         kv = self.kv_cache_manager
-        while self.waiting and token_budget > 0:
-            if len(self.running) == self.max_num_running_reqs:
+        waiting, running = self.waiting, self.running
+        while waiting and token_budget > 0:
+            if len(running) == self.max_num_running_reqs:
                 break
-            request = self.waiting.peek_request()
+            request = waiting.peek_request()
             hit_blocks: list[int] = []
             num_hit = 0
             if request.num_computed_tokens == 0:
                 hit_blocks, num_hit = kv.get_computed_blocks(request)
-            num_new_tokens = request.num_tokens - num_hit
+            num_new_tokens = request.num_prompt_tokens + request.num_output_tokens - num_hit
             if 0 < threshold < num_new_tokens:
                 num_new_tokens = threshold
             if not self.config.enable_chunked_prefill and num_new_tokens > token_budget:
@@ -144,12 +145,12 @@ class Scheduler:
                 num_new_computed_tokens=num_hit,
                 new_computed_blocks=hit_blocks,
                 full_sequence_must_fit=True,
-                apply_watermark=bool(self.running),
+                apply_watermark=bool(running),
             )
             if new_blocks is None:
                 break
-            self.waiting.pop_request()
-            self.running.append(request)
+            waiting.pop_request()
+            running.append(request)
             out.num_scheduled_tokens[request.request_id] = num_new_tokens
             if num_hit:
                 out.prefix_hit_tokens[request.request_id] = num_hit

@@ -46,8 +46,9 @@ from dataclasses import dataclass, field
 from llmsched.errors import LlmschedError
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import cdiv
-from llmsched.replay.loop import Arrivals, Recorder, StepShape, StepTimeFn, run_steps
+from llmsched.replay.loop import Arrivals, StepShape, StepTimeFn, run_steps
 from llmsched.replay.metrics import ReplayResult, StepRecord
+from llmsched.replay.recorder import Recorder
 from llmsched.replay.request import Request, RequestStatus, TraceRequest
 from llmsched.replay.request_queue import SchedulingPolicy
 from llmsched.replay.v0_block_manager import V0BlockManager

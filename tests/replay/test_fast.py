@@ -65,6 +65,9 @@ def test_fast_equals_reference_with_prefix_caching(
     assert list(fast.step_log_lines()) == list(ref.step_log_lines())
     assert fast.series == ref.series
     assert fast.prefix_cache_stats == ref.prefix_cache_stats
+    lean = run_fast(trace, config)  # no step records: quiet steps recorded in bulk
+    assert lean.series == ref.series
+    assert lean.summary_log_dict() == ref.summary_log_dict()
     if shared:
         assert ref.prefix_cache_stats["hits"] > 0
 
@@ -93,3 +96,4 @@ def test_a_burst_longer_than_the_queue_window_replays_as_the_reference(
     assert ref.total_preemptions > 0
     assert list(fast.step_log_lines()) == list(ref.step_log_lines())
     assert fast.series == ref.series
+    assert run_fast(trace, config).series == ref.series

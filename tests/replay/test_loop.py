@@ -6,7 +6,8 @@ import pytest
 
 from llmsched.errors import LlmschedError
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.loop import Arrivals, Recorder, run_steps
+from llmsched.replay.loop import Arrivals, run_steps
+from llmsched.replay.recorder import Recorder
 from llmsched.replay.request import Request, TraceRequest
 
 CONFIG = SchedulerConfig(num_gpu_blocks=64, block_size=4, max_model_len=32)
