@@ -90,19 +90,20 @@ def setting_guess(
     if trouble is None:
         return None
     named = named if named is not None else named_layers(said, observations, catalogue)
-    for layer, words in named.items():
-        where, phrase = trouble
-        match = WordMatch(GUESS, phrase, where, _source(layer, words), 0)
-        return Candidate(
-            rule=None,
-            layer=layer,
-            score=0,
-            matches=(match,),
-            cause=f"the paste is set in {layer} (“{words}”)",
-            decide=catalogue.decide.get(layer, ()),
-            basis=GUESS,
-        )
-    return None
+    first = next(iter(named.items()), None)
+    if first is None:
+        return None
+    layer, words = first
+    where, phrase = trouble
+    return Candidate(
+        rule=None,
+        layer=layer,
+        score=0,
+        matches=(WordMatch(GUESS, phrase, where, _source(layer, words), 0),),
+        cause=f"the paste is set in {layer} (“{words}”)",
+        decide=catalogue.decide.get(layer, ()),
+        basis=GUESS,
+    )
 
 
 def _in_setting(candidate: Candidate, named: Mapping[str, str]) -> bool:

@@ -1,12 +1,12 @@
-"""Catalogue messages cut over two lines that joining (rejoin.py) left apart.
+"""Catalogue messages cut over two or three lines that joining (rejoin.py) left apart.
 
 Joining folds a wrapped piece back only where the layout proves it (a log record cut at the
 terminal's width, an exception's message, a `\\`-continued command). A message pasted bare
 and broken by a narrow terminal, a mail client or an editor — `0/6 nodes are available: 6
-Insufficient` then `nvidia.com/gpu.` — has no such proof. Here each pair of neighbouring
-loose lines is tried as one message, joined with a space (an editor's wrap) and without
-one (a terminal's cut mid-word), and a signature counts only when it needs both lines:
-it matched neither alone and starts on the first.
+Insufficient` then `nvidia.com/gpu.` — has no such proof. Here a loose line and the one or
+two that may continue it are tried as one message, joined with a space (an editor's wrap)
+and without one (a terminal's cut mid-word), and a signature counts only when it needs the
+pieces together: no shorter run of them shows it, and it starts on the first.
 """
 
 from __future__ import annotations
@@ -53,10 +53,9 @@ def match_wrapped(
         texts = [line.match_text.strip() for line in window]
         if not _holds_keywords(texts):
             continue  # most pairs: no signature could match them joined
-        head = window[0].match_text.rstrip()
         seen = {m.signature.id for text in texts for m in match_message(text)}
         for size in range(2, len(window) + 1):
-            found = _spanning(texts[:size], len(head), seen)
+            found = _spanning(texts[:size], seen)
             for match in found:
                 matched.add(
                     Pending(
@@ -106,14 +105,14 @@ def _longest_keyword() -> int:
     return max(len(k) for s in load_signatures() for k in s.keywords)
 
 
-def _spanning(texts: Sequence[str], head: int, seen: set[str]) -> list[SignatureMatch]:
+def _spanning(texts: Sequence[str], seen: set[str]) -> list[SignatureMatch]:
     """Signatures the pieces show only together, starting in the first: joined with a
     space (an editor's wrap), else as cut (a terminal's, mid-word)."""
     for joiner in (" ", ""):
         found = [
             m
             for m in match_message(joiner.join(texts))
-            if m.start < head and m.signature.id not in seen
+            if m.start < len(texts[0]) and m.signature.id not in seen
         ]
         if found:
             return found
