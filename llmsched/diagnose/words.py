@@ -73,11 +73,6 @@ def weigh_words(
     layers = artifact_layers(facts)
     candidates = sorted(in_setting(words.candidates, setting), key=lambda c: outweighed(c, layers))
     statuses = [_status(c, specs, facts, fired, unjudged) for c in candidates]
-    if NOT_SHOWN in statuses:
-        # a guess from the paste's setting stands in for generic words, not for words the
-        # evidence contradicts: those ask for evidence from while it happens (coverage.py)
-        kept = [i for i, c in enumerate(candidates) if c.basis != GUESS]
-        candidates, statuses = [candidates[i] for i in kept], [statuses[i] for i in kept]
     for rank, (candidate, status) in enumerate(zip(candidates, statuses, strict=True), 1):
         spec = specs.get(candidate.rule) if candidate.rule is not None else None
         entries.append(_entry(rank, candidate, spec, status, words))
@@ -260,6 +255,7 @@ def _words_verdict(entries: Sequence[dict[str, Any]], recognised: bool) -> dict[
     failures = [m for m in top["also"] if m["source"].startswith(FAILURE)]
     said = next((m for m in top["also"] if not m["source"].startswith(FAILURE)), None)
     if top["basis"] == GUESS:
+        unshown = next((e for e in entries if e["status"] == NOT_SHOWN), None)
         return {
             "layer": top["layer"],
             "rule": None,
@@ -267,7 +263,14 @@ def _words_verdict(entries: Sequence[dict[str, Any]], recognised: bool) -> dict[
             "summary": (
                 f"Nothing read names a cause, but the paste says something is wrong "
                 f"(“{top['phrase']}”, {_where(top)}) and {top['cause']}: a guess, not a "
-                "diagnosis. Run the commands listed under Triage to decide."
+                "diagnosis"
+                + (
+                    f"; the evidence read does not show the symptom described "
+                    f"(“{unshown['phrase']}”, {_where(unshown)}): not an all-clear"
+                    if unshown is not None
+                    else ""
+                )
+                + ". Run the commands listed under Triage to decide."
             ),
             "basis": "a guess from the paste's setting — no rule, failure or symptom decides",
         }

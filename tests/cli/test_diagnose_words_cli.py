@@ -93,9 +93,10 @@ def test_words_the_evidence_contradicts_count_for_nothing(workdir: Path) -> None
     (workdir / "notes.txt").write_text("the pod is stuck in Pending\n")
     result = run("describe.txt", "notes.txt", "-o", "json", cwd=workdir)
     report = as_json(result)
-    assert result.returncode == 0
-    # no layer named, but no all-clear either: the person says something is wrong
-    assert report["verdict"]["layer"] is None and report["verdict"]["rule"] is None
+    assert result.returncode == 1
+    # no rule named, only the layer the paste is set in as a guess, and no all-clear
+    assert report["verdict"]["layer"] == "kubernetes" and report["verdict"]["rule"] is None
+    assert report["verdict"]["basis"].startswith("a guess")
     assert "not an all-clear" in report["verdict"]["summary"]
     pending = [t for t in report["triage"] if t["rule"] == "DK8S01"]
     assert pending and pending[0]["status"] == "not shown by the evidence"

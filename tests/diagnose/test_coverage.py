@@ -169,14 +169,16 @@ def test_a_described_symptom_the_evidence_does_not_show_is_not_an_all_clear(
         "vllm-0-1   1/1     Running   0          10m\n"
     )
     result = llmsched("paste.txt", "-o", "json", cwd=workdir)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
-    assert report["verdict"]["layer"] is None
+    # the layer the paste is set in, as a guess that says the evidence does not show it
+    assert (report["verdict"]["layer"], report["verdict"]["rule"]) == ("kubernetes", None)
+    assert report["verdict"]["basis"].startswith("a guess")
     assert "not an all-clear" in report["verdict"]["summary"]
     assert "paste.txt:1" in report["verdict"]["summary"]
     assert report["triage"][0]["status"] == "not shown by the evidence"
     flat = re.sub(r"[\s│]+", " ", llmsched("paste.txt", cwd=workdir).stdout)
-    assert ALL_CLEAR not in flat and "a kubernetes symptom" in flat
+    assert ALL_CLEAR not in flat and "does not show the symptom described" in flat
 
 
 def test_a_layer_named_without_a_rule_still_lists_the_errors(workdir: Path) -> None:
