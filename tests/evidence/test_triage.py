@@ -4,7 +4,6 @@ and bounded work on oversized input."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -121,20 +120,17 @@ def test_text_without_symptom_words_names_nothing() -> None:
     assert words("lorem ipsum dolor sit amet", "the weather is nice today", "42") == []
 
 
-def test_oversized_prose_is_capped_and_fast() -> None:
+def test_oversized_prose_is_capped() -> None:
+    # the caps bound the time (benchmarks/diagnose_bench.py measures it)
     line = "the weather is nice and the pod is pending " * 200
     lines = [(Location("big.log", n), line) for n in range(1, 50_001)]
-    start = time.perf_counter()
     triage = triage_words(lines)
-    assert time.perf_counter() - start < 2.0
     assert triage.truncated and triage.lines_read <= MAX_LINES
     assert triage.candidates[0].layer == "kubernetes"
 
 
-def test_a_megabyte_line_costs_little() -> None:
-    start = time.perf_counter()
+def test_a_megabyte_line_is_read_only_up_to_the_cap() -> None:
     triage = triage_words([(Location("-", 1), "x" * 2**20 + " requests hang")])
-    assert time.perf_counter() - start < 1.0
     assert triage.candidates == ()  # the words past the per-line cap were not read
 
 
