@@ -94,3 +94,16 @@ def test_lint_writes_nothing_into_the_package_or_the_repo(tmp_path: Path) -> Non
     assert sorted(p.name for p in repo.iterdir()) == [".git", "m.yaml"]
     assert sorted(p for p in package.rglob("*") if "__pycache__" not in p.parts) == before
     assert list((tmp_path / "xdg" / "llmsched").glob("rules-*.pickle"))
+
+
+def test_the_symptom_catalogue_read_back_triages_as_the_one_built(cache_home: Path) -> None:
+    from llmsched.evidence.triage import CATALOGUE_PATH, load_symptoms, triage_words
+    from llmsched.model import Location
+
+    built = load_symptoms.__wrapped__(CATALOGUE_PATH)
+    assert list(cache_home.glob("symptoms-*.pickle"))
+    read_back = load_symptoms.__wrapped__(CATALOGUE_PATH)
+    assert read_back is not built and read_back == built
+    said = [(Location("notes.md", 1), "the pod is stuck in Pending, 0/4 nodes have a GPU"),
+            (Location("notes.md", 2), "vLLM 启动后 OOM, TTFT is awful")]
+    assert triage_words(said, read_back) == triage_words(said, built)
