@@ -218,6 +218,19 @@ def test_autoscaler_reason_list_yields_each_shortage() -> None:
             "k8s.admission.out-of-gpu",
         ),
         ("torch.OutOfMemoryError: CUDA out of memory.", "k8s.admission.out-of-gpu"),
+        # vLLM's own advice inside an error is not the engine generation the run was given
+        (
+            "ValueError: Head size 72 is not supported by FlashAttention. Supported head sizes "
+            "are: [32, 64, 96, 128, 160, 192, 224, 256]. Set VLLM_USE_V1=0 to use another "
+            "attention backend.",
+            "vllm.engine-generation",
+        ),
+        # a warning that names an FA version it will not use is not FlashAttention failing
+        (
+            "WARNING 04-12 08:01:33 [fa_utils.py:37] Cannot use FA version 3 with ALiBi, "
+            "defaulting to FA version 2.",
+            "vllm.flash-attn-unsupported-gpu",
+        ),
     ],
 )
 def test_neighbouring_wording_does_not_match(line: str, signature: str) -> None:
