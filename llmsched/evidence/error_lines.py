@@ -40,7 +40,9 @@ def is_error_line(text: str, prefix: Mapping[str, Any]) -> bool:
 
 
 # a traceback frame in a component's own package (site-packages, dist-packages or a checkout)
-_COMPONENT_FRAME = re.compile(r'^\s*File "(?:[^"]*[/\\])?(?P<package>vllm|ray)[/\\][^"]*", line \d+')
+_COMPONENT_FRAME = re.compile(
+    r'^\s*File "(?:[^"]*[/\\])?(?P<package>vllm|ray)[/\\][^"]*", line \d+'
+)
 TRACEBACK_LOOKBACK = 200  # lines above an error read for its traceback's frames
 
 

@@ -134,7 +134,7 @@ def _match(text: str, catalogue: tuple[Signature, ...] | None) -> list[Signature
 def candidates_for(text: str) -> tuple[Signature, ...]:
     """The catalogue's signatures with at least one keyword in `text`, in catalogue order:
     one scan of the text for all keywords (a line with none costs only that scan)."""
-    present = _keyword_scan().present(text)
+    present = keyword_scan().present(text)
     return _reached(present) if present else ()
 
 
@@ -150,7 +150,7 @@ def ambiguous_ids() -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _keyword_scan() -> KeywordScan:
+def keyword_scan() -> KeywordScan:
     return KeywordScan(k for s in load_signatures() for k in s.keywords)
 
 

@@ -71,7 +71,9 @@ def find_embedded(
             continue
         start = _back_to_separator(lines, index)
         end = index + 1
-        while end < len(lines) and (not lines[end].clean.strip() or _YAMLISH.match(lines[end].clean)):
+        while end < len(lines) and (
+            not lines[end].clean.strip() or _YAMLISH.match(lines[end].clean)
+        ):
             if lines[end].kind == "fence":
                 break
             end += 1

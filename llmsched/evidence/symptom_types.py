@@ -98,7 +98,6 @@ class Catalogue:
         return [c for layer in LAYER_OF_PREFIX.values() for c in self.decide.get(layer, ())]
 
 
-
 def layer_of(rule: str) -> str:
     match = RULE_ID.match(rule)
     if match is None:

@@ -38,6 +38,8 @@ _NEGATION_EN = re.compile(
 _NEGATION_ZH = re.compile(r"[没不未非无]")
 _CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、\n]")
 _NEGATION_WINDOW = 24
+
+
 @dataclass(frozen=True)
 class WordMatch:
     symptom: str
@@ -131,7 +133,11 @@ def triage_words(
     # on equal scores a rule's candidate goes before a layer-only one: it names more
     candidates.sort(
         key=lambda c: (
-            -c.score, c.rule is None, -c.best.weight, positions[(c.rule, c.layer)], str(c.rule)
+            -c.score,
+            c.rule is None,
+            -c.best.weight,
+            positions[(c.rule, c.layer)],
+            str(c.rule),
         )
     )
     return WordTriage(tuple(candidates), extract_names(joined), len(kept), truncated)

@@ -19,7 +19,7 @@ from llmsched.evidence.matches import Matched, Pending, prefix_context
 from llmsched.evidence.normalise import Line
 from llmsched.evidence.signatures import (
     SignatureMatch,
-    candidates_for,
+    keyword_scan,
     load_signatures,
     match_message,
 )
@@ -29,6 +29,8 @@ MIN_WRAPPED_CHARS = 40
 # a message is tried over this many lines at most (three 60-column pieces hold most)
 MAX_PIECES = 3
 _SENTENCE_END = (".", "!", "?", "。")
+# starts whose pieces are scanned together (one pass of the keyword automaton each)
+_BATCH = 4096
 
 
 def match_wrapped(
@@ -46,13 +48,14 @@ def match_wrapped(
         if not (second.prefix or second.kind or first.kind or second.log_format is not None)
         and len(first.text) >= MIN_WRAPPED_CHARS
     ]
+    near = _keywords_near(lines, starts)
     for index in starts:
+        if not near[index]:
+            continue  # most pairs: no signature could match them joined
         window = _window(lines, index, loose)
         if len(window) < 2:
             continue
         texts = [line.match_text.strip() for line in window]
-        if not _holds_keywords(texts):
-            continue  # most pairs: no signature could match them joined
         seen = {m.signature.id for text in texts for m in match_message(text)}
         for size in range(2, len(window) + 1):
             found = _spanning(texts[:size], seen)
@@ -87,17 +90,36 @@ def _window(lines: Sequence[Line], index: int, loose: Callable[[int], bool]) -> 
     return window
 
 
-def _holds_keywords(texts: Sequence[str]) -> bool:
-    """Whether any catalogue keyword is in the pieces or across a joint (the scan that
-    decides which signatures are tried at all)."""
-    if any(candidates_for(text) for text in texts):
-        return True
+def _keywords_near(lines: Sequence[Line], starts: Sequence[int]) -> dict[int, bool]:
+    """For each start, whether a catalogue keyword is in the longest window it can begin
+    (MAX_PIECES lines) or across one of that window's joints: the scan that decides which
+    signatures are tried at all. Every line and joint is scanned once, a batch at a time."""
+    near: dict[int, bool] = {}
+    for at in range(0, len(starts), _BATCH):
+        near.update(_keywords_near_batch(lines, starts[at : at + _BATCH]))
+    return near
+
+
+def _keywords_near_batch(lines: Sequence[Line], starts: Sequence[int]) -> dict[int, bool]:
+    needed = sorted({at for index in starts for at in range(index, index + MAX_PIECES)})
+    texts = {at: lines[at].match_text.strip() for at in needed if at < len(lines)}
     reach = _longest_keyword()
-    return any(
-        candidates_for(a[-reach:] + joiner + b[:reach])
-        for a, b in pairwise(texts)
-        for joiner in (" ", "")
-    )
+    joints = [at for at in texts if at + 1 in texts]
+    pieces = list(texts.values())
+    for at in joints:
+        head, tail = texts[at][-reach:], texts[at + 1][:reach]
+        pieces += (head + " " + tail, head + tail)
+    held = keyword_scan().holding(pieces)
+    in_line = dict(zip(texts, held, strict=False))
+    after = len(texts)
+    across = {at: held[after + 2 * n] or held[after + 2 * n + 1] for n, at in enumerate(joints)}
+    near: dict[int, bool] = {}
+    for index in starts:
+        window = [at for at in range(index, index + MAX_PIECES) if at in texts]
+        near[index] = any(in_line[at] for at in window) or any(
+            across.get(at, False) for at in window[:-1]
+        )
+    return near
 
 
 @functools.lru_cache(maxsize=1)

@@ -16,9 +16,7 @@ from typing import Any
 MAX_DISTINCT = 200
 
 
-def distinct(
-    entries: Iterable[Mapping[str, Any]], cap: int = MAX_DISTINCT
-) -> list[dict[str, Any]]:
+def distinct(entries: Iterable[Mapping[str, Any]], cap: int = MAX_DISTINCT) -> list[dict[str, Any]]:
     """Each distinct entry once (the first of its repeats), at most `cap` of them."""
     kept: dict[str, dict[str, Any]] = {}
     for entry in entries:

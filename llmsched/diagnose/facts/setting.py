@@ -65,9 +65,7 @@ def named_layers(
     return named
 
 
-def setting_text(
-    prose: Iterable[tuple[Location, str]], observations: Sequence[Observation]
-) -> str:
+def setting_text(prose: Iterable[tuple[Location, str]], observations: Sequence[Observation]) -> str:
     """The words and the evidence a paste's setting is read from, up to MAX_SETTING_CHARS."""
     texts: list[str] = []
     size = 0

@@ -8,6 +8,7 @@ from typing import Any
 
 from llmsched.diagnose.facts.engine_args import merge_engine_fragment
 from llmsched.diagnose.facts.subjects import Facts, Subject
+from llmsched.diagnose.facts.vllm_start_failures import ENGINE_START_FAILURES
 from llmsched.diagnose.facts.vllm_startup import (
     goes_up,
     merge_memory_profile,
@@ -28,41 +29,6 @@ VLLM_STARTUP_ERRORS = (
     "vllm.batched-tokens-below-model-len",
     "vllm.batched-tokens-below-mm-item",
     "vllm.max-model-len-above-model",
-)
-# the engine could not start for a reason of its own build or arguments, the root cause
-# in the message (a version change that brought it is DVLLM09's)
-ENGINE_START_FAILURES = (
-    "torch.cuda-capability-unsupported",
-    "cuda.invalid-device-ordinal",
-    "vllm.tp-not-divisible",
-    "vllm.args-rejected",
-    "vllm.engine-args-unexpected",
-    # configuration, GPU-capability and release checks (signatures/20-vllm-startup-validation.yaml)
-    "vllm.bf16-unsupported-gpu",
-    "vllm.quantization-capability",
-    "vllm.attention-head-size-unsupported",
-    "vllm.attention-backend-invalid",
-    "vllm.cudagraph-mode-unsupported",
-    "cuda.fork-reinit",
-    "vllm.architecture-unsupported",
-    "transformers.model-type-unrecognised",
-    "vllm.remote-code-required",
-    "vllm.dtype-unsupported",
-    "vllm.quantization-mismatch",
-    "vllm.quantization-unknown",
-    "vllm.quantization-dtype",
-    "vllm.quantization-config-missing",
-    "vllm.kv-cache-dtype-unsupported",
-    "vllm.gpu-memory-utilization-invalid",
-    "vllm.swap-space-too-large",
-    "vllm.batched-tokens-below-max-seqs",
-    "vllm.pipeline-parallel-unsupported",
-    "vllm.ray-required",
-    "vllm.executor-backend-unknown",
-    "vllm.speculative-config-invalid",
-    "vllm.lora-config-invalid",
-    "vllm.lora-model-unsupported",
-    "vllm.v1-feature-unsupported",
 )
 # engine limits a start-up line names (a refusal's values, or the values settled on)
 _LIMIT_ARGS = ("max_num_batched_tokens", "max_model_len")
@@ -295,7 +261,10 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         _track_stall(
             data,
             _stalled(
-                running, waiting, fields.get("prompt_throughput"), fields.get("generation_throughput")
+                running,
+                waiting,
+                fields.get("prompt_throughput"),
+                fields.get("generation_throughput"),
             ),
             waiting,
         )
@@ -311,7 +280,9 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
     elif signature == "vllm.kv-capacity":
         if fields.get("gpu_blocks") is not None and data["num_gpu_blocks"] is None:
             data["num_gpu_blocks"] = fields["gpu_blocks"]
-        if fields.get("gpu_blocks") == 0:  # vLLM then raises "No available memory for the cache blocks"
+        if (
+            fields.get("gpu_blocks") == 0
+        ):  # vLLM then raises "No available memory for the cache blocks"
             data["startup_errors"].append({"signature": "vllm.no-cache-memory"})
         if fields.get("max_concurrency") is not None:
             data["max_concurrency"] = fields["max_concurrency"]
@@ -373,7 +344,9 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
         data["startup_failed"] = True
     elif signature in ENGINE_START_FAILURES:
         data["startup_failed"] = True
-        data["startup_failure"] = data["startup_failure"] or " ".join(observation.text.split())[:160]
+        data["startup_failure"] = (
+            data["startup_failure"] or " ".join(observation.text.split())[:160]
+        )
     elif signature == "vllm.memory-profile":
         merge_memory_profile(data, fields)
     elif signature == "vllm.version-outcome":
