@@ -5,8 +5,8 @@ test data (every line of it, pasted the ways people paste: plain, `> `-quoted, c
 behind kubectl's and vLLM's prefixes), padded with ordinary INFO lines; `--events` of its
 lines are ones the catalogue recognises. `--k8s-events` lines of `kubectl get events -A`
 (issue 10: 100k lines, target < 5 s and 300 MB peak RSS): Warning and Normal events of
-many pods, most of them repeats as a real cluster's are. Then the hostile shapes: one
-line of 1 MiB, random bytes, empty input. Prints, for each, the seconds taken by the
+many pods, most of them repeats as a real cluster's are. Then the hostile shapes: 20 MiB
+of lines that all differ and mean nothing, one line of 1 MiB, random bytes, empty input. Prints, for each, the seconds taken by the
 whole `llmsched diagnose FILE` process (median of `--runs`), its peak RSS and exit code;
 for the big log also normalising and sniffing alone.
 """
@@ -115,6 +115,20 @@ def generate_random(path: Path, size: int = 2**20, seed: int = 0) -> int:
     return 0
 
 
+def generate_unique_lines(path: Path, size: int = 20 * 2**20) -> int:
+    """An application's own log: every line different (a counter in it), none recognised,
+    none a symptom; nothing repeats, so nothing read once is read again for free."""
+    line = "heartbeat number %d from the app worker, the weather is fine\n"
+    count = written = 0
+    with path.open("w", encoding="utf-8") as handle:
+        while written < size:
+            text = line % count
+            handle.write(text)
+            written += len(text)
+            count += 1
+    return count
+
+
 def run_cli(path: Path, runs: int) -> tuple[float, float, float, int]:
     """Median wall seconds, median CPU seconds (the wall clock measures a shared machine's
     load as well), peak RSS (MiB) of the worst run, exit code of the last run."""
@@ -175,7 +189,11 @@ def main() -> None:
                 f"{args.k8s_events} kubectl events lines: {seconds:.2f} s ({cpu:.2f} s CPU), "
                 f"peak RSS {peak:.0f} MiB, exit {code}"
             )
-        shapes = {"1 MiB line": generate_long_line, "random bytes": generate_random}
+        shapes = {
+            "20 MiB of unique plain lines": generate_unique_lines,
+            "1 MiB line": generate_long_line,
+            "random bytes": generate_random,
+        }
         for name, make in shapes.items():
             target = Path(tmp) / name.replace(" ", "_")
             make(target)
