@@ -37,8 +37,8 @@ from llmsched.replay.loop import (
 from llmsched.replay.metrics import ReplayResult
 from llmsched.replay.quiet import run_quiet_steps
 from llmsched.replay.recorder import Recorder
-from llmsched.replay.request import Request, RequestStatus, TraceRequest
-from llmsched.replay.request_queue import SchedulingPolicy
+from llmsched.replay.request import RUNNING, Request, TraceRequest
+from llmsched.replay.request_queue import FCFS
 from llmsched.replay.scheduler import SchedulerOutput
 
 
@@ -55,7 +55,7 @@ def run_fast(
     check_fits(trace_list, config, path)
     rec = Recorder(keep_steps)
     replay = FastStepper(config, rec, step_time, wall_clock)
-    fcfs = config.policy is SchedulingPolicy.FCFS
+    fcfs = config.policy is FCFS
     arrivals = Arrivals(
         trace_list,
         config,
@@ -141,7 +141,7 @@ class FastStepper(LazyStepper):
         """A fast step, preempting when the free blocks do not cover `need_blocks`
         (FCFS only: others take a slow step)."""
         if need_blocks > self.kv.get_num_free_blocks():
-            if self.sched.policy is not SchedulingPolicy.FCFS:
+            if self.sched.policy is not FCFS:
                 return self._slow_step(step, now)
             return self._fast_step(step, now, threshold, budget, active_n, True)
         return self._fast_step(step, now, threshold, budget, active_n, False)
@@ -232,26 +232,25 @@ class FastStepper(LazyStepper):
                 finishing.append(r)
         if len(finishing) > 1:
             finishing.sort(key=seq.__getitem__)
-        finished_ids = []
-        for r in finishing:
-            self._finish(r)
-            finished_ids.append(r.request_id)
+        finished_ids = self._finish_all(finishing)
         duration = self.step_time(shape) if self.step_time and shape else 0.0
         end = now + duration
         stop = end if self.wall_clock else None
         if sampled_explicit:
             table.sampled_all([r.record for r in sampled_explicit], step, stop)
-        running = RequestStatus.RUNNING
+        to_lazy = []
         for r in sampled_explicit:
             # `is_decoding(r)`, inlined: C is one short of the tokens, an output is out
             if (
-                r.status is running
+                r.status is RUNNING
                 and r.num_prompt_tokens + r.num_output_tokens - r.num_computed_tokens == 1
                 and r.num_output_tokens
                 and (r.prefix_group is None or self._lazy_ok(r))
             ):
                 del active[r]
-                lazy.add(r, seq[r])
+                to_lazy.append(r)
+        if to_lazy:
+            lazy.add_all(to_lazy, seq)
         if finishing:
             table.finished_all(
                 [r.record for r in finishing],

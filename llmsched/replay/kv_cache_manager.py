@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from llmsched.replay.block_pool import DEAD_HASH, BlockPool
-from llmsched.replay.request import Request, RequestStatus
+from llmsched.replay.request import FINISHED_LENGTH_CAPPED, PREEMPTED, WAITING, Request
 
 
 def cdiv(a: int, b: int) -> int:
@@ -20,7 +20,7 @@ def cdiv(a: int, b: int) -> int:
 
 def admission_watermark(request: Request, apply_watermark: bool, watermark_blocks: int) -> int:
     """Blocks kept free when a waiting or preempted request is (re)admitted."""
-    if apply_watermark and request.status in (RequestStatus.WAITING, RequestStatus.PREEMPTED):
+    if apply_watermark and request.status in (WAITING, PREEMPTED):
         return watermark_blocks
     return 0
 
@@ -378,7 +378,7 @@ class DeferredHashKVCacheManager(BlockKVCacheManager):
                 0 if request.prefix_group is None else min(end, self._num_shared_blocks(request))
             )
             if end > start:
-                if request.status is RequestStatus.FINISHED_LENGTH_CAPPED:
+                if request.status is FINISHED_LENGTH_CAPPED:
                     block_hash = self.block_pool.block_hash
                     for b in blocks[start:end]:
                         block_hash[b] = DEAD_HASH

@@ -7,11 +7,8 @@ import bisect
 import heapq
 
 from llmsched.replay.config import SchedulerConfig
-from llmsched.replay.kv_cache_manager import (
-    CountingKVCacheManager,
-    DeferredHashKVCacheManager,
-    LazyKVCacheManager,
-)
+from llmsched.replay.count_first import CountFirstKVCacheManager
+from llmsched.replay.kv_cache_manager import CountingKVCacheManager, LazyKVCacheManager
 from llmsched.replay.loop import StepShape
 from llmsched.replay.request import Request
 
@@ -49,6 +46,26 @@ class LazyDecodes:
         # It finishes in the step after which C = P + max_tokens - 1.
         finish_tick = req.num_prompt_tokens + req.max_tokens - 1 - off
         heapq.heappush(self.finish_heap, (finish_tick, seq, off, req))
+
+    def add_all(self, reqs: list[Request], seq_of: dict[Request, int]) -> None:
+        """`add` of each request with its sequence number from `seq_of`."""
+        tick, bs, c_off, buckets = self.tick, self.bs, self.c_off, self.buckets
+        seqs, heap, own_seq = self.seqs, self.finish_heap, self.seq_of
+        added = 0
+        for req in reqs:
+            off = req.num_computed_tokens - tick
+            seq = seq_of[req]
+            c_off[req] = off
+            added += off
+            buckets[off % bs][req] = None
+            own_seq[req] = seq
+            if not seqs or seqs[-1] < seq:
+                seqs.append(seq)  # the newest request, as a rule
+            else:
+                bisect.insort(seqs, seq)
+            finish_tick = req.num_prompt_tokens + req.max_tokens - 1 - off
+            heapq.heappush(heap, (finish_tick, seq, off, req))
+        self.sum_c_off += added
 
     def remove(self, req: Request) -> int:
         off = self.c_off.pop(req)
@@ -131,14 +148,17 @@ class LazyDecodes:
         self.seq_of.clear()
 
 
-def lazy_kv_cache_manager(config: SchedulerConfig) -> LazyKVCacheManager:
-    """Without prefix caching block identities are unobservable: counts suffice."""
+def lazy_kv_cache_manager(
+    config: SchedulerConfig, spare: list[int] | None = None
+) -> LazyKVCacheManager:
+    """Without prefix caching block identities are unobservable: counts suffice (with
+    it, until a hash goes live). `spare`: where blocks taken for lazy crossings wait."""
     if config.enable_prefix_caching:
-        return DeferredHashKVCacheManager(
+        return CountFirstKVCacheManager(
             num_gpu_blocks=config.num_gpu_blocks,
             block_size=config.block_size,
             max_model_len=config.max_model_len,
-            enable_caching=True,
+            spare=[] if spare is None else spare,
             watermark=config.watermark,
         )
     return CountingKVCacheManager(

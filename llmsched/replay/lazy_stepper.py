@@ -11,7 +11,7 @@ from llmsched.replay.lazy import LazyDecodes, is_decoding, lazy_kv_cache_manager
 from llmsched.replay.loop import StepTimeFn
 from llmsched.replay.recorder import Recorder
 from llmsched.replay.reference import SchedulerStepper
-from llmsched.replay.request import Request, RequestStatus
+from llmsched.replay.request import FINISHED_LENGTH_CAPPED, RUNNING, Request
 from llmsched.replay.scheduler import Scheduler
 
 
@@ -26,16 +26,16 @@ class LazyStepper(SchedulerStepper):
         step_time: StepTimeFn | None,
         wall_clock: bool,
     ) -> None:
-        self.kv = lazy_kv_cache_manager(config)
+        # Prefix caching: blocks popped for lazy requests' block-boundary crossings, not
+        # yet handed to anyone (see `_materialise`).
+        self.anon: list[int] = []
+        self.kv = lazy_kv_cache_manager(config, self.anon)
         super().__init__(Scheduler(config, self.kv), rec, step_time, wall_clock)
         self.bs = config.block_size
         self.lazy = LazyDecodes(config.block_size)
         self.active: dict[Request, None] = {}  # running, not lazy, in running order
         self.seq: dict[Request, int] = {}
         self.next_seq = 0
-        # Prefix caching: blocks popped for lazy requests' block-boundary crossings, not
-        # yet handed to anyone (see `_materialise`).
-        self.anon: list[int] = []
 
     def _allocate_in_order(
         self, active_n: list[tuple[Request, int]], preempted: list[Request]
@@ -59,7 +59,7 @@ class LazyStepper(SchedulerStepper):
         lazy_reqs = lazy.c_off
         granted = 0  # lazy crossings granted a block not yet taken from the pool
         for r, m in ordered:
-            if r.status is not RequestStatus.RUNNING:
+            if r.status is not RUNNING:
                 continue  # preempted from the tail earlier in this loop
             if r in lazy_reqs:
                 while kv.get_num_free_blocks() - granted < 1:
@@ -97,25 +97,32 @@ class LazyStepper(SchedulerStepper):
         self.seq.pop(r, None)
         self.sched.preempt_request(r)
 
-    def _finish(self, r: Request) -> None:
+    def _finish_all(self, finishing: list[Request]) -> list[str]:
+        """Finish the requests (in this order); returns their ids."""
         sched = self.sched
-        r.status = RequestStatus.FINISHED_LENGTH_CAPPED
-        # The running list is in sequence-number order: find r by bisection rather
-        # than by a linear `remove`.
-        running = sched.running
-        if running and running[0] is r:  # the oldest request finishes first, as a rule
-            del running[0]
-        else:
-            i = bisect.bisect_left(running, self.seq[r], key=self.seq.__getitem__)
-            if i < len(running) and running[i] is r:
-                del running[i]
+        running, requests, finished = sched.running, sched.requests, sched.finished_req_ids
+        active, seq, kv = self.active, self.seq, self.kv
+        ids = []
+        for r in finishing:
+            rid = r.request_id
+            r.status = FINISHED_LENGTH_CAPPED
+            # The running list is in sequence-number order: find r by bisection rather
+            # than by a linear `remove`.
+            if running and running[0] is r:  # the oldest request finishes first, as a rule
+                del running[0]
             else:
-                running.remove(r)
-        self.active.pop(r, None)
-        self.kv.free(r)
-        sched.finished_req_ids.add(r.request_id)
-        del sched.requests[r.request_id]
-        self.seq.pop(r, None)
+                i = bisect.bisect_left(running, seq[r], key=seq.__getitem__)
+                if i < len(running) and running[i] is r:
+                    del running[i]
+                else:
+                    running.remove(r)
+            active.pop(r, None)
+            kv.free(r)
+            finished.add(rid)
+            del requests[rid]
+            seq.pop(r, None)
+            ids.append(rid)
+        return ids
 
     def _lazy_ok(self, r: Request) -> bool:
         """With prefix caching a lazy request's new full blocks are hashed only when it

@@ -21,7 +21,7 @@ from llmsched.model import Location
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import cdiv
 from llmsched.replay.recorder import Recorder
-from llmsched.replay.request import Request, TraceRequest
+from llmsched.replay.request import WAITING, Request, TraceRequest
 
 
 @dataclass(frozen=True)
@@ -82,15 +82,21 @@ def make_request(
 ) -> Request:
     """`index` is the request's place in submission order (`Request.priority_key`),
     `record` its position in the replay's `RequestTable`."""
-    return Request(
+    prompt_len, output_len = req.prompt_len, req.output_len
+    room = config.max_model_len - prompt_len
+    return Request(  # positional: a million of them
         req.request_id,
-        req.prompt_len,
-        min(req.output_len, config.max_model_len - req.prompt_len),  # `max_output_tokens`
+        prompt_len,
+        output_len if output_len < room else room,  # `max_output_tokens`
         req.priority,
         req.prefix_group,
         req.prefix_len,
-        arrival_seq=index,
-        record=record,
+        WAITING,
+        0,
+        0,
+        0,
+        index,
+        record,
     )
 
 

@@ -20,8 +20,12 @@ class SchedulingPolicy(str, Enum):
     PRIORITY = "priority"
 
 
+FCFS = SchedulingPolicy.FCFS  # plain globals, as `request.RUNNING` and the others
+PRIORITY = SchedulingPolicy.PRIORITY
+
+
 class RequestQueue:
-    def add_request(self, request: Request) -> None:
+    def add_request(self, request: Request, /) -> None:
         raise NotImplementedError
 
     def pop_request(self) -> Request:
@@ -30,7 +34,7 @@ class RequestQueue:
     def peek_request(self) -> Request:
         raise NotImplementedError
 
-    def prepend_request(self, request: Request) -> None:
+    def prepend_request(self, request: Request, /) -> None:
         raise NotImplementedError
 
     def __len__(self) -> int:
@@ -41,20 +45,15 @@ class RequestQueue:
 
 
 class FCFSRequestQueue(deque[Request], RequestQueue):
-    """The deque itself: `len`, truth and iteration are the deque's own (C) ones, which
-    the step loop asks for several times a step."""
+    """The deque itself: `len`, truth, iteration and the queue operations are the deque's
+    own (C) ones, which the step loop calls several times a step."""
 
-    def add_request(self, request: Request) -> None:
-        self.append(request)
-
-    def pop_request(self) -> Request:
-        return self.popleft()
+    add_request = deque.append
+    pop_request = deque.popleft
+    prepend_request = deque.appendleft
 
     def peek_request(self) -> Request:
         return self[0]
-
-    def prepend_request(self, request: Request) -> None:
-        self.appendleft(request)
 
 
 class PriorityRequestQueue(RequestQueue):

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from llmsched.replay.config import SchedulerConfig
 from llmsched.replay.kv_cache_manager import BlockKVCacheManager, KVCacheManager
-from llmsched.replay.request import Request, RequestStatus
-from llmsched.replay.request_queue import SchedulingPolicy, create_request_queue
+from llmsched.replay.request import FINISHED_LENGTH_CAPPED, PREEMPTED, RUNNING, Request
+from llmsched.replay.request_queue import PRIORITY, create_request_queue
 
 
 @dataclass
@@ -46,7 +46,7 @@ class Scheduler:
         self.running: list[Request] = []
         self.finished_req_ids: set[str] = set()
         self.continue_after_self_preemption = (
-            config.vllm_version != "0.32" and self.policy is SchedulingPolicy.PRIORITY
+            config.vllm_version != "0.32" and self.policy is PRIORITY
         )
 
     def add_request(self, request: Request) -> None:
@@ -98,7 +98,7 @@ class Scheduler:
                 new_blocks = kv.allocate_slots(request, num_new_tokens)
                 if new_blocks is not None:
                     break
-                if self.policy is SchedulingPolicy.PRIORITY:
+                if self.policy is PRIORITY:
                     victim = max(self.running, key=lambda r: r.priority_key)
                     self.running.remove(victim)
                     if victim.request_id in scheduled:
@@ -125,8 +125,10 @@ class Scheduler:
         """Phase B: admit from the waiting queue until something does not fit."""
         kv = self.kv_cache_manager
         waiting, running = self.waiting, self.running
+        max_running, chunked = self.max_num_running_reqs, self.config.enable_chunked_prefill
+        scheduled = out.num_scheduled_tokens
         while waiting and token_budget > 0:
-            if len(running) == self.max_num_running_reqs:
+            if len(running) == max_running:
                 break
             request = waiting.peek_request()
             hit_blocks: list[int] = []
@@ -136,9 +138,10 @@ class Scheduler:
             num_new_tokens = request.num_prompt_tokens + request.num_output_tokens - num_hit
             if 0 < threshold < num_new_tokens:
                 num_new_tokens = threshold
-            if not self.config.enable_chunked_prefill and num_new_tokens > token_budget:
+            if not chunked and num_new_tokens > token_budget:
                 break
-            num_new_tokens = min(num_new_tokens, token_budget)
+            if num_new_tokens > token_budget:
+                num_new_tokens = token_budget
             new_blocks = kv.allocate_slots(
                 request,
                 num_new_tokens,
@@ -151,17 +154,17 @@ class Scheduler:
                 break
             waiting.pop_request()
             running.append(request)
-            out.num_scheduled_tokens[request.request_id] = num_new_tokens
+            scheduled[request.request_id] = num_new_tokens
             if num_hit:
                 out.prefix_hit_tokens[request.request_id] = num_hit
             token_budget -= num_new_tokens
-            request.status = RequestStatus.RUNNING
+            request.status = RUNNING
             request.num_computed_tokens = num_hit
         return token_budget
 
     def preempt_request(self, request: Request) -> None:
         self.kv_cache_manager.free(request)
-        request.status = RequestStatus.PREEMPTED
+        request.status = PREEMPTED
         request.num_computed_tokens = 0
         request.num_preemptions += 1
         self.waiting.prepend_request(request)
@@ -181,7 +184,7 @@ class Scheduler:
                 request.num_tokens >= self.max_model_len
                 or request.num_output_tokens >= request.max_tokens
             ):
-                request.status = RequestStatus.FINISHED_LENGTH_CAPPED
+                request.status = FINISHED_LENGTH_CAPPED
                 self.running.remove(request)
                 self.kv_cache_manager.free(request)
                 self.finished_req_ids.add(req_id)

@@ -143,27 +143,30 @@ def generate_workload(spec: WorkloadSpec) -> Trace:
     requests: list[TraceRequest] = []
     burst_left = 0
     name = f"req-%0{len(str(spec.num_requests - 1))}d"  # req-0001 ... (zero-padded)
-    sample_prompt, sample_output = _sampler(spec.prompt, rng), _sampler(spec.output, rng)
+    fixed_prompt, sample_prompt = _sampler(spec.prompt, rng)
+    fixed_output, sample_output = _sampler(spec.output, rng)
     expovariate, priority_of = rng.expovariate, _priority_draw(spec.priorities, rng)
-    new_tuple = tuple.__new__
+    random_, log, rate = rng.random, math.log, spec.rate
+    new_tuple, append = tuple.__new__, requests.append
     wall, mml, arrival = spec.wall_clock, spec.max_model_len, spec.arrival
+    poisson, shared = arrival == "poisson", spec.shared_prefix_ratio
     step, last_step = 0, 0  # a step number shared by the requests arriving in it
     for i in range(spec.num_requests):
-        if arrival == "poisson":
-            t += expovariate(spec.rate)
+        if poisson:
+            t += -log(1.0 - random_()) / rate  # `expovariate(rate)`, inlined
         elif arrival == "bursty":
             if burst_left == 0:
                 burst_left = max(1, int(expovariate(1.0 / spec.burst_size)) + 1)
-                t += expovariate(spec.rate / spec.burst_size)
+                t += expovariate(rate / spec.burst_size)
             burst_left -= 1
-        prompt_len = sample_prompt()
-        output_len = sample_output()
+        prompt_len = fixed_prompt if sample_prompt is None else sample_prompt()
+        output_len = fixed_output if sample_output is None else sample_output()
         if mml is not None:
             prompt_len = min(prompt_len, mml - 1)
             output_len = max(1, min(output_len, mml - prompt_len))
         group: str | None = None
         prefix_len = 0
-        if spec.shared_prefix_ratio and rng.random() < spec.shared_prefix_ratio:
+        if shared and random_() < shared:
             group = f"g{rng.randrange(spec.prefix_groups)}"
             prefix_len = min(spec.prefix_len, prompt_len)
             if prefix_len == 0:
@@ -184,7 +187,7 @@ def generate_workload(spec: WorkloadSpec) -> Trace:
             prefix_len,
             None,  # line: not from a file
         )
-        requests.append(new_tuple(TraceRequest, fields))  # without the Python `__new__`
+        append(new_tuple(TraceRequest, fields))  # without the Python `__new__`
     # Arrival times never decrease, so the list is already in arrival order.
     return Trace(tuple(requests), spec.wall_clock, "<synthetic>")
 
@@ -204,12 +207,11 @@ def _priority_draw(priorities: tuple[int, ...], rng: random.Random) -> Callable[
     return draw
 
 
-def _sampler(dist: LengthDist, rng: random.Random) -> Callable[[], int]:
-    """`dist.sample` bound to `rng`; a fixed length draws nothing."""
+def _sampler(dist: LengthDist, rng: random.Random) -> tuple[int, Callable[[], int] | None]:
+    """`dist.sample` bound to `rng`, or (a fixed length, which draws nothing) the length."""
     if dist.kind == "fixed":
-        length = dist.sample(rng)
-        return lambda: length
-    return partial(dist.sample, rng)
+        return dist.sample(rng), None
+    return 0, partial(dist.sample, rng)
 
 
 def parse_workload_spec(text: str) -> WorkloadSpec:

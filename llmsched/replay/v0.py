@@ -49,8 +49,14 @@ from llmsched.replay.kv_cache_manager import cdiv
 from llmsched.replay.loop import Arrivals, StepShape, StepTimeFn, run_steps
 from llmsched.replay.metrics import ReplayResult, StepRecord
 from llmsched.replay.recorder import Recorder
-from llmsched.replay.request import Request, RequestStatus, TraceRequest
-from llmsched.replay.request_queue import SchedulingPolicy
+from llmsched.replay.request import (
+    FINISHED_LENGTH_CAPPED,
+    PREEMPTED,
+    RUNNING,
+    Request,
+    TraceRequest,
+)
+from llmsched.replay.request_queue import FCFS
 from llmsched.replay.v0_block_manager import V0BlockManager
 
 PREEMPTION_MODES = ("recompute", "swap")
@@ -136,7 +142,7 @@ class V0Scheduler:
             n = req.num_tokens  # the whole sequence, recomputed after a preemption
             if n > self.prompt_limit or not kv.can_ever_fit(n):
                 self.waiting.popleft()
-                req.status = RequestStatus.FINISHED_LENGTH_CAPPED
+                req.status = FINISHED_LENGTH_CAPPED
                 out.ignored.append(req.request_id)
                 continue
             if tokens + n > self.token_budget or num_seqs + 1 > self.max_num_seqs:
@@ -144,7 +150,7 @@ class V0Scheduler:
             if kv.allocate_slots(req, n, apply_watermark=True) is None:
                 break  # AllocStatus.LATER
             self.waiting.popleft()
-            req.status = RequestStatus.RUNNING
+            req.status = RUNNING
             self.running.append(req)
             out.scheduled[req.request_id] = n
             tokens += n
@@ -167,7 +173,7 @@ class V0Scheduler:
                     out.swapped_out.append(victim.request_id)
                 else:
                     kv.free(victim)
-                    victim.status = RequestStatus.PREEMPTED
+                    victim.status = PREEMPTED
                     victim.num_computed_tokens = 0
                     recomputed.append(victim)
                 victim.num_preemptions += 1
@@ -191,7 +197,7 @@ class V0Scheduler:
             if cdiv(req.num_computed_tokens + 1, self.block_size) > self.num_gpu_blocks:
                 self.swapped.popleft()
                 kv.release_swapped(req)
-                req.status = RequestStatus.FINISHED_LENGTH_CAPPED
+                req.status = FINISHED_LENGTH_CAPPED
                 out.ignored.append(req.request_id)
                 continue
             if tokens + 1 > self.token_budget or num_seqs + 1 > self.max_num_seqs:
@@ -201,7 +207,7 @@ class V0Scheduler:
                 break
             self.swapped.popleft()
             kv.release_swapped(req)
-            req.status = RequestStatus.RUNNING
+            req.status = RUNNING
             self.running.append(req)
             out.scheduled[req.request_id] = 1
             tokens += 1
@@ -220,7 +226,7 @@ class V0Scheduler:
                 "free; raise --swap-space or use --preemption-mode recompute"
             )
         kv.swap_out(req)
-        req.status = RequestStatus.PREEMPTED
+        req.status = PREEMPTED
         self.swapped.append(req)
 
     def update_from_output(self, out: V0StepOut) -> tuple[list[str], list[str]]:
@@ -240,7 +246,7 @@ class V0Scheduler:
                 req.num_output_tokens >= req.max_tokens
                 or req.num_tokens >= self.config.max_model_len
             ):
-                req.status = RequestStatus.FINISHED_LENGTH_CAPPED
+                req.status = FINISHED_LENGTH_CAPPED
                 self.kv_cache_manager.free(req)
                 finished.append(req.request_id)
                 done.add(req.request_id)
@@ -262,7 +268,7 @@ def run_v0(
     """Replay the trace through the V0 scheduler, one step at a time."""
     options = options or V0Options()
     problems = options.problems()
-    if config.policy is not SchedulingPolicy.FCFS:
+    if config.policy is not FCFS:
         problems.append("the v0 engine replays the fcfs policy only")
     if problems:
         raise LlmschedError(f"--engine v0: {problems[0]}")
