@@ -7,8 +7,9 @@ variable in the expressions is a chain of constant keys (`vllm["max_num_seqs"]`,
 `object["spec"]["replicas"]`, `has(container.startupProbe)`), the value bound in its place
 keeps only those keys: each chain then finds what it found in the whole value, and fails
 the same way where a key is missing or something other than a map is in the way (what is
-not a map is kept whole). Any other use (the value passed to a function, iterated, compared
-with something but null, tested with `in`) keeps the whole value at the end of its chain.
+not a map is kept whole). `get(chain, "key", default)` reads one more key. Any other use
+(the value passed to a function, iterated, compared with something but null, tested with
+`in`) keeps the whole value at the end of its chain.
 
 The reading of the expression text is conservative: it only ever keeps more than needed.
 """
@@ -87,7 +88,35 @@ def _uses(source: str, names: frozenset[str]) -> Iterable[tuple[str, tuple[str, 
 def _path(tokens: list[tuple[str, str]], start: int) -> tuple[str, ...] | None:
     """The constant keys read from the variable at `tokens[start]`, whatever follows them
     using the value there whole; () for a null test of the variable itself; None where the
-    variable itself is used otherwise."""
+    variable itself is used otherwise. The first argument of `get(value, "key", default)`
+    reads only that key of the value (`functions/strings.py`: a value that is not a map
+    gives the default, and one that is not a map is kept whole)."""
+    keys, at = _chain(tokens, start)
+    if _get_argument(tokens, start, at):
+        return (*keys, tokens[at + 1][1][1:-1])
+    if keys:
+        return keys
+    return () if _null_test(tokens, start, at) else None
+
+
+def _get_argument(tokens: list[tuple[str, str]], start: int, at: int) -> bool:
+    """The chain from `start` to `at` is the first argument of `get` with a constant key."""
+    if start < 2 or tokens[start - 1][1] != "(" or tokens[start - 2] != ("ident", "get"):
+        return False
+    if start >= 3 and tokens[start - 3][1] == ".":
+        return False  # a method of something else
+    after = [t for _, t in tokens[at : at + 3]]
+    return (
+        len(after) == 3
+        and after[0] == ","
+        and tokens[at + 1][0] == "string"
+        and _plain_string(after[1])
+        and after[2] == ","
+    )
+
+
+def _chain(tokens: list[tuple[str, str]], start: int) -> tuple[tuple[str, ...], int]:
+    """The constant keys selected from `tokens[start]` on, and where they end."""
     keys: list[str] = []
     at = start + 1
     while at + 1 < len(tokens):
@@ -107,9 +136,7 @@ def _path(tokens: list[tuple[str, str]], start: int) -> tuple[str, ...] | None:
                 break
             keys.append(following[1])
             at += 2
-    if keys:
-        return tuple(keys)
-    return () if _null_test(tokens, start, at) else None
+    return tuple(keys), at
 
 
 def _null_test(tokens: list[tuple[str, str]], start: int, at: int) -> bool:

@@ -73,3 +73,26 @@ def test_a_projected_value_reads_and_fails_as_the_whole_one(source: str) -> None
         except EvaluationError as exc:
             outcomes.append(str(exc))
     assert outcomes[0] == outcomes[1]
+
+
+def test_get_with_a_constant_key_reads_that_key_only() -> None:
+    trees = read_trees(
+        ['get(object.spec, "entrypoint", "") != ""', 'get(meta["labels"], "app", x.y)'],
+        ["object", "meta"],
+    )
+    assert trees == {"object": {"spec": {"entrypoint": None}}, "meta": {"labels": {"app": None}}}
+    for source in ['get(object.spec, key, "")', 'x.get(object.spec, "a", 1)', "f(object.spec)"]:
+        assert read_trees([source], ["object"]) == {"object": {"spec": None}}
+
+
+@pytest.mark.parametrize("spec", [{"entrypoint": "run", "big": ["y"] * 5}, {"big": 1}, "text", None])
+def test_get_on_a_projected_value_finds_what_it_finds_in_the_whole(spec: object) -> None:
+    from llmsched.engine.functions import all_functions
+
+    program = compile_expression('get(object.spec, "entrypoint", "none")', "t")
+    outcomes = []
+    for reads in (None, read_trees([program.source], ["object"])):
+        activation = Activation({}, {"get": all_functions()["get"]}, {})
+        activation.bind({"object": {"spec": spec}}, frozenset({"object"}), reads)
+        outcomes.append(activation.evaluate(program))
+    assert outcomes[0] == outcomes[1]
