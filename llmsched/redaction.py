@@ -120,9 +120,20 @@ _MAYBE_SECRET = re.compile(
 _MAYBE_SECRET_LOWER = re.compile(_MAYBE_SECRET.pattern.lower())
 
 
+# Substrings one of which every match of `_MAYBE_SECRET_LOWER` holds: a few `in` tests
+# (each a fast scan) rule out most strings before the regex tries every position.
+_MAYBE_SECRET_PARTS = (
+    "key", "token", "secret", "passw", "hf_", "sk-", "gh", "github_pat_", "akia", "asia",
+    "eyj", "bearer", "basic", "://",
+)  # fmt: skip
+
+
 def _maybe_secret(text: str) -> bool:
     if text.isascii():
-        return _MAYBE_SECRET_LOWER.search(text.lower()) is not None
+        lowered = text.lower()
+        if not any(part in lowered for part in _MAYBE_SECRET_PARTS):
+            return False
+        return _MAYBE_SECRET_LOWER.search(lowered) is not None
     return _MAYBE_SECRET.search(text) is not None
 
 
@@ -321,8 +332,13 @@ def _is_secret_value(key: Any, value: Any) -> bool:
         and isinstance(value, (str, int, float))
         and not isinstance(value, bool)
         and value != ""
-        and bool(SECRET_KEY.search(key))
+        and _secret_key(key)
     )
+
+
+@functools.lru_cache(maxsize=4096)  # a report repeats its evidence keys
+def _secret_key(key: str) -> bool:
+    return SECRET_KEY.search(key) is not None
 
 
 def redact_report(report: Report) -> Report:

@@ -123,24 +123,41 @@ def _parse_run(lines: Sequence[Line], source: Sequence[str], budget: list[int]) 
     indices = [i for i, text in enumerate(source) if text.strip()]
     if not indices:
         return []
-    whole = _try(lines, source, indices[0], indices[-1] + 1, budget)
+    hinted = _Hinted(source)
+    whole = _try(lines, hinted, indices[0], indices[-1] + 1, budget)
     if whole is not None:
         return [whole]
     out: list[Parsed] = []
     for start, end in _pieces(source, indices[0], indices[-1] + 1):
         if budget[0] <= 0:
             break
-        out.extend(_parse_piece(lines, source, start, end, budget))
+        out.extend(_parse_piece(lines, hinted, start, end, budget))
     return out
 
 
+class _Hinted:
+    """A run's code lines and, for each, how many of the lines before it hold a hint: a
+    piece holds one (`_try`'s test on the piece's text) exactly when one of its lines does,
+    as no hint holds a line break or blank; counted once, not joined for every piece."""
+
+    def __init__(self, source: Sequence[str]):
+        self.source = source
+        self.before = [0]
+        for text in source:
+            self.before.append(self.before[-1] + any(h in text for h in _HINTS))
+
+    def any_in(self, start: int, end: int) -> bool:
+        return self.before[end] > self.before[start]
+
+
 def _parse_piece(
-    lines: Sequence[Line], source: Sequence[str], start: int, end: int, budget: list[int]
+    lines: Sequence[Line], hinted: _Hinted, start: int, end: int, budget: list[int]
 ) -> list[Parsed]:
-    if budget[0] <= 0:
-        return []  # `_try` would refuse every piece
+    if budget[0] <= 0 or not hinted.any_in(start, end):
+        return []  # `_try` would refuse every piece (each is within this one)
+    source = hinted.source
     if end - start > 1:
-        tried = _try(lines, source, start, end, budget)
+        tried = _try(lines, hinted, start, end, budget)
         if tried is not None:
             return [tried]
         # a header cut from its block, or a block with a broken line: read the body
@@ -152,11 +169,11 @@ def _parse_piece(
             inner = [i for i in range(body_start, end) if source[i].strip()]
             out: list[Parsed] = []
             for piece in _pieces(source, inner[0], end) if inner else ():
-                out.extend(_parse_piece(lines, source, *piece, budget))
+                out.extend(_parse_piece(lines, hinted, *piece, budget))
             if out:
                 return out
-        return [p for i in range(start, end) for p in _parse_piece(lines, source, i, i + 1, budget)]
-    tried = _try(lines, source, start, end, budget)
+        return [p for i in range(start, end) for p in _parse_piece(lines, hinted, i, i + 1, budget)]
+    tried = _try(lines, hinted, start, end, budget)
     return [tried] if tried is not None else []
 
 
@@ -181,15 +198,13 @@ def _indent(text: str) -> int:
 
 
 def _try(
-    lines: Sequence[Line], source: Sequence[str], start: int, end: int, budget: list[int]
+    lines: Sequence[Line], hinted: _Hinted, start: int, end: int, budget: list[int]
 ) -> Parsed | None:
-    if budget[0] <= 0:
+    if budget[0] <= 0 or not hinted.any_in(start, end):
         return None
-    chunk = list(source[start:end])
+    chunk = list(hinted.source[start:end])
     margin = min((_indent(t) for t in chunk if t.strip()), default=0)
     text = "\n".join(t[margin:] if t.strip() else "" for t in chunk)
-    if not any(h in text for h in _HINTS):
-        return None
     budget[0] -= 1
     try:
         with warnings.catch_warnings():
