@@ -93,7 +93,8 @@ def _window(lines: Sequence[Line], index: int, loose: Callable[[int], bool]) -> 
 def _keywords_near(lines: Sequence[Line], starts: Sequence[int]) -> dict[int, bool]:
     """For each start, whether a catalogue keyword is in the longest window it can begin
     (MAX_PIECES lines) or across one of that window's joints: the scan that decides which
-    signatures are tried at all. Every line and joint is scanned once, a batch at a time."""
+    signatures are tried at all. Every line and joint is scanned once (the two lines past a
+    batch's last start again with the next batch), a batch at a time in one pass."""
     near: dict[int, bool] = {}
     for at in range(0, len(starts), _BATCH):
         near.update(_keywords_near_batch(lines, starts[at : at + _BATCH]))
