@@ -90,6 +90,7 @@ def endpoint_base(name: str, url: str | None) -> dict[str, Any]:
         "upgrade_from": None,
         "upgrade_to": None,
         "upgrade_regression": False,  # the upgrade sentence also says it got worse
+        "upgrade_said": False,  # an upgrade of vLLM said in words, its releases unnamed
         # engine generations the evidence shows this server run on (V0, V1): a version
         # log line, VLLM_USE_V1 set by hand, frames of vllm/v1/ in a traceback
         "engines_seen": [],
@@ -327,6 +328,8 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
     elif signature == "vllm.upgrade":
         if not goes_up(fields.get("from_version"), fields.get("to_version")):
             return  # "lowered gpu utilization from 0.95 to 0.9": a setting, not a release
+        if not fields.get("to_version"):
+            data["upgrade_said"] = True
         data["upgrade_from"] = fields.get("from_version") or data["upgrade_from"]
         data["upgrade_to"] = fields.get("to_version") or data["upgrade_to"]
         data["upgrade_regression"] = data["upgrade_regression"] or bool(

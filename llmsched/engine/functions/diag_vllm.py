@@ -276,7 +276,7 @@ def vllm_upgraded(endpoint: Any, cluster: Any) -> bool:
     or several versions seen with this server on the newest."""
     if not isinstance(endpoint, Mapping):
         return False
-    if endpoint.get("upgrade_to"):
+    if endpoint.get("upgrade_to") or endpoint.get("upgrade_said"):
         return True
     upgrades = cluster.get("vllm_upgrades") if isinstance(cluster, Mapping) else None
     if isinstance(upgrades, list) and upgrades:
@@ -302,7 +302,7 @@ def vllm_upgrade_text(endpoint: Any, cluster: Any) -> str:
         return "version change unknown"
     before, after = _upgrade(endpoint, cluster)
     if after is None:
-        return "version change unknown"
+        return "(releases not named)" if endpoint.get("upgrade_said") else "version change unknown"
     text = f"{before or '?'} -> {after}"
     if before and before.endswith("engine"):
         return text + " (V1 is the default from 0.8.0; VLLM_USE_V1=0 runs V0)"
