@@ -357,6 +357,10 @@ def _account(
             note(line.log_format)
             continue
         if index in matched.lines:
+            # a person's sentence that quotes a log fragment is still read for its words
+            # (no component logs in Chinese)
+            if _CJK.search(line.clean) and len(prose) <= MAX_PROSE_LINES:
+                prose.append((Location(path, line.number), line.text))
             continue
         if _NCCL_LINE.search(line.match_text):
             note("nccl-log")

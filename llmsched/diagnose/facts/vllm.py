@@ -258,7 +258,10 @@ def _merge_vllm_observation(data: dict[str, Any], observation: Observation) -> N
             data["waiting_first"], data["kv_usage_first"] = waiting, kv
         data["samples"] += 1
         if signature == "vllm.stats-queue":
-            return  # no throughputs: the sample neither starts nor ends a stall
+            # no throughputs: only a sample where nothing runs while requests wait tells
+            if running == 0 and waiting:
+                _track_stall(data, True, waiting)
+            return
         _track_stall(
             data,
             _stalled(

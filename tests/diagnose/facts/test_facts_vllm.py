@@ -59,14 +59,17 @@ def test_a_stall_counts_consecutive_waiting_samples_with_nothing_running() -> No
     assert data["stalled_tail"] == 0  # it recovered: the last sample is not stalled
 
 
-def test_a_stats_line_cut_before_its_throughputs_is_a_sample_but_no_stall() -> None:
+def test_a_stats_line_cut_before_its_throughputs_counts_for_a_stall_only_when_nothing_runs() -> None:
     facts = Facts()
     attach_endpoint_observation(facts, "log:x", _line("vllm.stats", running=0, waiting=5))
     for _ in range(3):
         attach_endpoint_observation(facts, "log:x", _line("vllm.stats-queue", running=0, waiting=9))
     data = facts.endpoints["log:x"].data
     assert (data["samples"], data["waiting_max"], data["running"]) == (4, 9, 0)
-    assert data["stalled_tail"] == 1  # only the whole line counted
+    assert data["stalled_tail"] == 4  # nothing runs while requests wait: no throughput needed
+    # running requests and no throughputs: the cut line can neither tell nor end a stall
+    attach_endpoint_observation(facts, "log:x", _line("vllm.stats-queue", running=4, waiting=9))
+    assert data["stalled_tail"] == 4
 
 
 def test_startup_refusals_are_startup_errors_and_carry_the_refused_arguments() -> None:
