@@ -21,8 +21,6 @@ from typing import Any, Protocol
 
 from llmsched.engine.cel_tokens import Token, key_chain, plain_string, top_level
 
-_ABSENT = object()
-
 
 class Keep(Protocol):
     def keeps(self, element: Any) -> bool: ...
@@ -43,8 +41,11 @@ class Equals:
     text: str
 
     def keeps(self, element: Any) -> bool:
-        value = _at(element, self.path)
-        return type(value) is not str or value == self.text
+        for key in self.path:
+            if type(element) is not dict or key not in element:
+                return True
+            element = element[key]
+        return type(element) is not str or element == self.text
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,11 @@ class Contains:
     text: str
 
     def keeps(self, element: Any) -> bool:
-        value = _at(element, self.path)
-        return type(value) is not str or self.text in value
+        for key in self.path:
+            if type(element) is not dict or key not in element:
+                return True
+            element = element[key]
+        return type(element) is not str or self.text in element
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,13 @@ def either(first: Keep | None, second: Keep | None) -> Keep | None:
     """Keeps what either keeps (two `exists` over one list)."""
     if first is None or second is None:
         return None
-    return first if first == second else AnyOf((first, second))
+    parts = [*_alternatives(first)]
+    parts.extend(p for p in _alternatives(second) if p not in parts)
+    return parts[0] if len(parts) == 1 else AnyOf(tuple(parts))
+
+
+def _alternatives(keep: Keep) -> tuple[Keep, ...]:
+    return keep.parts if isinstance(keep, AnyOf) else (keep,)
 
 
 def keep_condition(body: list[Token], var: str) -> Keep | None:
@@ -139,11 +149,3 @@ def _keys_of(body: list[Token], start: int, var: str) -> tuple[tuple[str, ...], 
     if start >= len(body) or body[start] != ("ident", var):
         return (), start
     return key_chain(body, start)
-
-
-def _at(element: Any, path: tuple[str, ...]) -> Any:
-    for key in path:
-        if type(element) is not dict or key not in element:
-            return _ABSENT
-        element = element[key]
-    return element
