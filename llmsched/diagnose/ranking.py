@@ -216,9 +216,10 @@ class DiagnoseEvaluator:
                 else {name: None}
             )
             for subject in facts.subjects(scope):
-                eager = {name: project(subject.data, reads[name]), "signatures": subject.signatures}
+                signatures = subject.signatures  # sorted anew at each read
+                eager = {name: project(subject.data, reads[name]), "signatures": signatures}
                 # what named checks read
-                variables = {name: subject.data, "signatures": subject.signatures, **shared}
+                variables = {name: subject.data, "signatures": signatures, **shared}
                 activation = Activation(eager, functions, shared)
                 for rule in rules:
                     activation.with_lazy("cluster", views[id(rule)])
