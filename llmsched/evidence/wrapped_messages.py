@@ -42,14 +42,13 @@ def match_wrapped(
     the line is read for signatures line by line (no block reads it)."""
     matched = Matched()
     # the cheap part of `_may_continue` first, in one pass: a big log has few such pairs;
-    # a pair with a line some block reads (a table's rows) makes no window of two either
+    # one that starts on a line some block reads (a table's rows) makes no window either
     starts = [
         index
         for index, (first, second) in enumerate(pairwise(lines))
         if not (second.prefix or second.kind or first.kind or second.log_format is not None)
         and len(first.text) >= MIN_WRAPPED_CHARS
         and loose(index)
-        and loose(index + 1)
     ]
     near = _keywords_near(lines, starts)
     for index in starts:
