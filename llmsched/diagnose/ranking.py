@@ -19,7 +19,8 @@ from llmsched.diagnose.checks import CannotJudge, DiagnoseCheck, all_diagnose_ch
 from llmsched.diagnose.facts import Facts, Subject
 from llmsched.diagnose.next_steps import fill_next_steps
 from llmsched.engine.cel import Activation, EvaluationError, compile_expression
-from llmsched.engine.functions import all_functions
+from llmsched.engine.cel_reads import project, read_trees
+from llmsched.engine.functions import all_functions, argument_reads
 from llmsched.engine.spec import RuleSpec
 from llmsched.engine.template import Template, compile_template
 from llmsched.errors import RuleError
@@ -64,12 +65,17 @@ class CompiledDiagnoseRule:
     cluster_fields: frozenset[str] | None = field(default=None)
 
     @property
-    def functions(self) -> frozenset[str]:
-        """The functions (built-in operators included) this rule's CEL calls."""
+    def programs(self) -> list[Any]:
+        """Every CEL program of this rule."""
         programs = [self.symptom, self.message, *(p for _, p in self.evidence)]
         if self.template is not None:
             programs.extend(p for p in self.template.parts if not isinstance(p, str))
-        return frozenset(n for p in programs if p is not None for n in p.references()["functions"])
+        return [p for p in programs if p is not None]
+
+    @property
+    def functions(self) -> frozenset[str]:
+        """The functions (built-in operators included) this rule's CEL calls."""
+        return frozenset(n for p in self.programs for n in p.references()["functions"])
 
 
 def cluster_fields(expressions: Sequence[str]) -> frozenset[str] | None:
@@ -201,10 +207,19 @@ class DiagnoseEvaluator:
             if scope == "evidence":
                 self._run_per_rule(rules, shared, views, facts, functions)
                 continue
-            subjects = facts.subjects(scope)
-            for subject in subjects:
-                eager = {SCOPE_VARIABLE[scope]: subject.data, "signatures": subject.signatures}
-                variables: dict[str, Any] = {**eager, **shared}  # what named checks read
+            name = SCOPE_VARIABLE[scope]
+            # each subject is converted to CEL once for all the scope's rules: only what
+            # their expressions can read of it (a pod's events are most of a pod)
+            reads = (
+                read_trees([p.source for r in rules for p in r.programs], [name], argument_reads())
+                if scope != "cluster"
+                else {name: None}
+            )
+            for subject in facts.subjects(scope):
+                signatures = subject.signatures  # sorted anew at each read
+                eager = {name: project(subject.data, reads[name]), "signatures": signatures}
+                # what named checks read
+                variables = {name: subject.data, "signatures": signatures, **shared}
                 activation = Activation(eager, functions, shared)
                 for rule in rules:
                     activation.with_lazy("cluster", views[id(rule)])

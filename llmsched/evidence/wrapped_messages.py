@@ -41,12 +41,14 @@ def match_wrapped(
     """Matches of signatures that span a line and the next one or two; `loose(index)`:
     the line is read for signatures line by line (no block reads it)."""
     matched = Matched()
-    # the cheap part of `_may_continue` first, in one pass: a big log has few such pairs
+    # the cheap part of `_may_continue` first, in one pass: a big log has few such pairs;
+    # one that starts on a line some block reads (a table's rows) makes no window either
     starts = [
         index
         for index, (first, second) in enumerate(pairwise(lines))
         if not (second.prefix or second.kind or first.kind or second.log_format is not None)
         and len(first.text) >= MIN_WRAPPED_CHARS
+        and loose(index)
     ]
     near = _keywords_near(lines, starts)
     for index in starts:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 _REGISTRY: dict[str, Callable[..., Any]] = {}
+_ARGUMENT_READS: dict[str, dict[str, None]] = {}
 
 
 def cel_function(func: F) -> F:
@@ -22,7 +23,25 @@ def cel_function(func: F) -> F:
     return func
 
 
+def reads_only(*keys: str) -> Callable[[F], F]:
+    """The function reads only `keys` of its first argument (a map), each whole: only
+    those are converted to CEL for it (`engine/cel_reads.py`)."""
+
+    def declare(func: F) -> F:
+        _ARGUMENT_READS[func.__name__] = dict.fromkeys(keys)
+        return func
+
+    return declare
+
+
 def all_functions() -> dict[str, Callable[..., Any]]:
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
     return dict(_REGISTRY)
+
+
+def argument_reads() -> dict[str, dict[str, None]]:
+    """For each function that declares it (`reads_only`), the keys of its first argument
+    it reads."""
+    all_functions()
+    return {name: dict(keys) for name, keys in _ARGUMENT_READS.items()}

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from llmsched.engine.functions import cel_function
+from llmsched.engine.functions import cel_function, reads_only
 
 # Taints Kubernetes itself puts on nodes (control plane, node conditions): a pod failing on
 # these is not a GPU-pool taint problem.
@@ -58,6 +58,7 @@ def gpu_rank(product: Any) -> int:
 
 
 @cel_function
+@reads_only("gpu_product", "siblings")
 def stronger_siblings(pod: Any) -> list[str]:
     """Siblings (same owner) running on a faster GPU model than this pod, as `name (product)`."""
     if not isinstance(pod, dict):
@@ -75,6 +76,7 @@ def stronger_siblings(pod: Any) -> list[str]:
 
 
 @cel_function
+@reads_only("gpu_product", "gpu_limit", "siblings")
 def owner_gpu_products(pod: Any) -> list[str] | None:
     """The GPU models the GPU pods of this pod's owner (it and its siblings) run on, when
     there is more than one; else null."""
@@ -165,6 +167,7 @@ def node_gpu_products(nodes: Any) -> list[str]:
 
 
 @cel_function
+@reads_only("template_hash", "siblings")
 def old_rollout_pods(pod: Any) -> list[str]:
     """Siblings from another ReplicaSet (an older pod-template-hash) that still run or are
     still terminating: `name (hash, Running)`."""
@@ -182,6 +185,7 @@ def old_rollout_pods(pod: Any) -> list[str]:
 
 
 @cel_function
+@reads_only("node", "template_hash", "siblings")
 def old_rollout_pods_on_node(pod: Any) -> list[str]:
     """Like old_rollout_pods, but only those on this pod's node (they share its GPUs)."""
     if not isinstance(pod, dict) or not pod.get("node"):
