@@ -10,6 +10,7 @@ from typing import Any
 from llmsched.diagnose.facts.bounds import distinct
 from llmsched.diagnose.facts.pods import scheduling
 from llmsched.diagnose.facts.ray import code_unmet_resources
+from llmsched.diagnose.facts.shm import shm_keys
 from llmsched.diagnose.facts.subjects import Facts, Subject
 from llmsched.engine.functions.diag_ray import IPV4
 from llmsched.evidence.observations import Observation
@@ -21,11 +22,6 @@ DEFAULT_BLOCK_SIZE = int(engine_defaults(None)["block_size"])
 # engine arguments a metrics-only endpoint can borrow from the same server's logs
 MAX_EVENTS_PER_SIGNATURE = 200
 _VLLM_CONFIG_KEYS = ("max_num_seqs", "max_model_len", "max_num_batched_tokens", "version")
-
-
-# Ray warns whenever /dev/shm is smaller than its object store wants; at (about) the
-# container runtime's 64 MiB default it tells that the pod mounts no memory-backed /dev/shm.
-RUNTIME_DEFAULT_SHM_MAX = 128 * 2**20
 
 
 def _vllm_config_by_name(endpoints: Iterable[Subject]) -> dict[str, dict[str, Any]]:
@@ -300,23 +296,6 @@ def cluster_subject(facts: Facts) -> Subject:
     ray_views = [r.data for r in facts.ray.values()]
     ray_gpus = [r["gpus_total"] for r in ray_views if r["gpus_total"] is not None]
     signatures = sorted({o.signature for o in [*facts.observations, *facts.cluster.observations]})
-    shm_failures = [
-        {
-            "text": o.text,
-            "segment": o.fields.get("segment"),
-            "size": o.fields.get("size"),
-            "pod": o.fields.get("pod"),
-        }
-        for o in facts.observations
-        if o.signature == "nccl.shm-failure"
-    ]
-    small_shm = [
-        {"text": o.text, "shm_bytes": o.fields["shm_bytes"]}
-        for o in facts.observations
-        if o.signature == "ray.object-store-shm-small"
-        and isinstance(o.fields.get("shm_bytes"), int)
-        and o.fields["shm_bytes"] <= RUNTIME_DEFAULT_SHM_MAX
-    ]
     data = {
         "k8s_collected": bool(pods or nodes),
         "pods_seen": len(pods),
@@ -378,8 +357,6 @@ def cluster_subject(facts: Facts) -> Subject:
             }
             for n in nodes
         ],
-        "k8s_nccl_shm_failures": distinct(shm_failures),
-        "k8s_nccl_shm_failure_count": len(shm_failures),
-        "k8s_small_shm_warnings": distinct(small_shm),
+        **shm_keys(facts),
     }
     return Subject("cluster", "cluster", data, list(facts.cluster.observations))
