@@ -69,5 +69,7 @@ def main() -> None:
     try:
         app()
     except LlmschedError as exc:
-        typer.echo(f"llmsched: error: {exc}", err=True)
+        from llmsched.cli.options import echo_line
+
+        echo_line("error", str(exc))
         sys.exit(2)
