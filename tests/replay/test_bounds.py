@@ -117,3 +117,10 @@ def test_from_manifest_refuses_an_alias_bomb(tmp_path: Path) -> None:
     (tmp_path / "bomb.yaml").write_text("kind: Deployment\n" + "\n".join(rows) + "\n")
     result = replay(tmp_path, "--from-manifest", "bomb.yaml", "--workload", "n=10")
     assert result.returncode == 2 and "alias bomb" in result.stderr, result.stderr
+
+
+def test_a_folder_given_as_a_trace_or_a_config_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "folder").mkdir()
+    for args in (["folder", "--config", str(EXAMPLES / "small.config.json")],
+                 [str(EXAMPLES / "small.trace.jsonl"), "--config", "folder"]):  # fmt: skip
+        one_line_exit_2(replay(tmp_path, *args), "folder: cannot read")
