@@ -60,6 +60,7 @@ def lint(
         int | None,
         typer.Option(
             "--max-file-size",
+            min=1,
             help="Refuse input files larger than this many bytes (default 10 MiB).",
         ),
     ] = None,

@@ -196,3 +196,10 @@ def lint_args(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "llmsched", "checklist", "lint", *args],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("size", ["0", "-1"])
+def test_a_max_file_size_below_one_byte_is_a_usage_error(tmp_path: Path, size: str) -> None:
+    (tmp_path / "d.yaml").write_text(deployment())
+    result = lint_args(tmp_path, "d.yaml", "--max-file-size", size)
+    assert result.returncode == 2 and "--max-file-size" in result.stderr, result.stderr
