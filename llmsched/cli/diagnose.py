@@ -96,6 +96,7 @@ def diagnose(
     check_output_paths(
         {"--output-file": output_file},
         [*(evidence or []), *(bundle or []), kubeconfig, found.source, *found.rules_dir, *extra],
+        closed=bundle or [],
     )
     config = merge_cli(
         found,

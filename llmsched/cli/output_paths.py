@@ -16,11 +16,13 @@ def check_output_paths(
     outputs: Mapping[str, PathLike | None],
     inputs: Iterable[PathLike | None],
     read_under: Callable[[Path], bool] = lambda _path: True,
+    closed: Iterable[PathLike | None] = (),
 ) -> None:
     """Raise LlmschedError when an output (option name → path) would overwrite an input,
     names a directory, or lies in a missing folder. An input folder's files are inputs
     too: an existing file under one that `read_under` says the command reads (lint: its
-    manifest suffixes; a bundle: every file) is never overwritten."""
+    manifest suffixes; a bundle: every file) is never overwritten, and nothing at all is
+    written into a `closed` folder (a bundle: what it holds is what was collected)."""
     existing = [Path(p) for p in inputs if p is not None and str(p) != "-" and Path(p).exists()]
     folders = [os.path.realpath(p) for p in existing if p.is_dir()]
     for option, value in outputs.items():
@@ -31,20 +33,36 @@ def check_output_paths(
             raise LlmschedError(f"{option} {target}: is a directory; give a file name")
         if not target.parent.is_dir():
             raise LlmschedError(f"{option} {target}: folder {target.parent} does not exist")
-        if not target.exists():
-            continue
-        for source in existing:
-            if os.path.samefile(target, source):
+        if target.exists():
+            _not_an_input(option, target, existing, folders, read_under)
+        for bundle in (Path(p) for p in closed if p is not None and Path(p).is_dir()):
+            if _below(os.path.join(os.path.realpath(target.parent), target.name),
+                      os.path.realpath(bundle)):  # fmt: skip
                 raise LlmschedError(
-                    f"{option} {target}: is one of the inputs; refusing to overwrite it"
+                    f"{option} {target}: is inside the bundle {bundle}, which is only read"
                 )
-        real = os.path.realpath(target)
-        for folder in folders:
-            if _below(real, folder) and read_under(target):
-                raise LlmschedError(
-                    f"{option} {target}: is one of the inputs (a file in {folder}); "
-                    "refusing to overwrite it"
-                )
+
+
+def _not_an_input(
+    option: str,
+    target: Path,
+    existing: list[Path],
+    folders: list[str],
+    read_under: Callable[[Path], bool],
+) -> None:
+    """An existing `target` must be none of the inputs nor a file an input folder holds."""
+    for source in existing:
+        if os.path.samefile(target, source):
+            raise LlmschedError(
+                f"{option} {target}: is one of the inputs; refusing to overwrite it"
+            )
+    real = os.path.realpath(target)
+    for folder in folders:
+        if _below(real, folder) and read_under(target):
+            raise LlmschedError(
+                f"{option} {target}: is one of the inputs (a file in {folder}); "
+                "refusing to overwrite it"
+            )
 
 
 def _below(path: str, folder: str) -> bool:

@@ -124,3 +124,17 @@ def test_a_report_next_to_the_linted_manifests_is_still_written(inputs_in_folder
                           cwd=inputs_in_folders)  # fmt: skip
         assert result.returncode in (0, 1), result.stderr
         assert '"version": "2.1.0"' in (inputs_in_folders / name).read_text()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("diagnose", "--bundle", "bundle", "--no-replay", "--output-file", "bundle/report.txt"),
+        ("replay", "--workload-from-metrics", "bundle", "--config", "c.json", "--num-requests",
+         "20", "--step-log", "bundle/steps.jsonl"),
+    ],
+)  # fmt: skip
+def test_nothing_is_written_into_a_bundle(inputs_in_folders: Path, args: tuple[str, ...]) -> None:
+    before = sorted(p.name for p in (inputs_in_folders / "bundle").rglob("*"))
+    refused(llmsched(*args, cwd=inputs_in_folders), "inside the bundle")
+    assert sorted(p.name for p in (inputs_in_folders / "bundle").rglob("*")) == before
