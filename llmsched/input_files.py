@@ -29,10 +29,12 @@ def read_regular_bytes(path: Path, what: str, max_bytes: int = MAX_INPUT_BYTES) 
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InputFileError(f"cannot read {what}: {exc.strerror or exc}", where) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # checked before fdopen, which refuses a folder
+        os.close(fd)
+        kind = "is a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise InputFileError(f"cannot read {what}: {kind}", where)
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InputFileError(f"cannot read {what}: not a regular file", where)
         if info.st_size > max_bytes:
             raise InputFileError(f"{what} is larger than {_size(max_bytes)}", where)
         data = handle.read(max_bytes + 1)

@@ -74,6 +74,16 @@ _SECRET_WORDS = (
 )
 
 _TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # a PEM private key block, whole (its body has no word that says what it is); one cut
+    # off (a log's tail, a truncated value) loses everything after its header
+    (
+        re.compile(
+            r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?:.*?(-----END [A-Z0-9 ]*PRIVATE KEY-----)"
+            r"|.*\Z)",
+            re.DOTALL,
+        ),
+        r"\1" + REDACTED + r"\2",
+    ),
     (re.compile(r"\bhf_[A-Za-z0-9]{8,}"), REDACTED),
     (re.compile(r"\b(sk-[A-Za-z0-9_-]{16,})"), REDACTED),
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
@@ -110,7 +120,7 @@ _TEXT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 # (most strings in a 5k-pod list are names, times and quantities).
 _MAYBE_SECRET = re.compile(
     r"hf_|sk-|gh[pousr]_|github_pat_|AKIA|ASIA|eyJ|bearer|basic|_key|api[_-]?key|access[_-]?key|"
-    r"key-data|secret|passw|token|--(?:api-key|hf-token)|://[^/\s:@]+:[^/\s@]+@",
+    r"key-data|secret|passw|token|--(?:api-key|hf-token)|://[^/\s:@]+:[^/\s@]+@|private key-",
     re.IGNORECASE,
 )
 
@@ -124,7 +134,7 @@ _MAYBE_SECRET_LOWER = re.compile(_MAYBE_SECRET.pattern.lower())
 # (each a fast scan) rule out most strings before the regex tries every position.
 _MAYBE_SECRET_PARTS = (
     "key", "token", "secret", "passw", "hf_", "sk-", "gh", "github_pat_", "akia", "asia",
-    "eyj", "bearer", "basic", "://",
+    "eyj", "bearer", "basic", "://", "private key-",
 )  # fmt: skip
 
 

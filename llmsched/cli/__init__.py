@@ -69,5 +69,13 @@ def main() -> None:
     try:
         app()
     except LlmschedError as exc:
-        typer.echo(f"llmsched: error: {exc}", err=True)
+        from llmsched.cli.options import echo_line
+
+        echo_line("error", str(exc))
+        sys.exit(2)
+    except OSError as exc:  # inputs are read through checked readers: this is an output
+        from llmsched.cli.options import echo_line
+
+        where = f"{exc.filename}: " if exc.filename else ""
+        echo_line("error", f"{where}cannot write: {exc.strerror or exc}")
         sys.exit(2)

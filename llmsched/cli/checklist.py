@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -21,6 +22,7 @@ from llmsched.cli.options import (
     RulesDirOpt,
     SelectOpt,
     echo_errors,
+    echo_line,
     emit,
     split_list,
 )
@@ -58,6 +60,7 @@ def lint(
         int | None,
         typer.Option(
             "--max-file-size",
+            min=1,
             help="Refuse input files larger than this many bytes (default 10 MiB).",
         ),
     ] = None,
@@ -89,12 +92,20 @@ def lint(
     from llmsched.config import discover_config, merge_cli
     from llmsched.engine.lint import exit_code, run_lint
     from llmsched.engine.selectors import check_selectors
+    from llmsched.manifest.inputs import MANIFEST_SUFFIXES
     from llmsched.render import render_pieces
 
-    check_output_paths({"--output-file": output_file}, paths)
+    def read_as_manifest(path: Path) -> bool:
+        return path.name.lower().endswith(MANIFEST_SUFFIXES)
 
+    found = discover_config(config_file)
+    check_output_paths(
+        {"--output-file": output_file},
+        [*paths, found.source, *found.rules_dir, *(rules_dir or [])],
+        read_under=read_as_manifest,
+    )
     config = merge_cli(
-        discover_config(config_file),
+        found,
         select=split_list(select),
         ignore=split_list(ignore),
         fail_on=fail_on.value if fail_on else None,
@@ -119,17 +130,17 @@ def lint(
     finally:
         gc.enable()
     for notice in report.stats.get("notices", []):
-        typer.echo(f"llmsched: notice: {notice}", err=True)
+        echo_line("notice", str(notice))
     echo_errors(report.errors)
     for warning in report.stats.get("warnings", []):
-        typer.echo(f"llmsched: warning: {warning}", err=True)
+        echo_line("warning", str(warning))
     if report.errors:
         raise typer.Exit(2)
     if not report.stats.get("objects") and not allow_empty:
-        typer.echo(
-            "llmsched: error: no Kubernetes objects found in the input "
-            "(use --allow-empty to accept that)",
-            err=True,
+        named = [(stdin_filename or "<stdin>") if p == "-" else p for p in paths]
+        where = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+        echo_line(
+            "error", f"no Kubernetes objects found in {where} (use --allow-empty to accept that)"
         )
         raise typer.Exit(2)
     raise typer.Exit(exit_code(report, config.fail_on))

@@ -101,6 +101,8 @@ def collect(
     )
     if all_namespaces and namespace:
         raise LlmschedError("use either -n/--namespace or -A/--all-namespaces, not both")
+    if out is not None:
+        _check_out(out, kubeconfig)
     if not (use_kubernetes or ray_address or vllm_url):
         raise LlmschedError(
             "nothing to collect: no kubeconfig found and no --ray-address or --vllm-url given"
@@ -130,8 +132,29 @@ def collect(
     )
     snapshot.save(target)
     typer.echo(render_summary(snapshot, target, output))
-    if not snapshot.any_collected:
+    if not snapshot.any_collected:  # said on stderr too, even with --quiet
+        from llmsched.cli.options import echo_line
+
+        failures = "; ".join(str(e) for e in snapshot.all_errors()[:3]) or "no source answered"
+        echo_line("error", f"nothing was collected (the bundle {target} lists why): {failures}")
         raise typer.Exit(2)
+
+
+def _check_out(out: Path, kubeconfig: Path | None) -> None:
+    """Before any request: the bundle goes to a new or empty folder, or a .tgz that is not
+    the kubeconfig; never into a folder that holds other files (they would be mixed in,
+    and a stale `manifest.json` overwritten)."""
+    from llmsched.cli.output_paths import check_output_paths
+    from llmsched.errors import LlmschedError
+
+    if out.name.endswith((".tar.gz", ".tgz")):
+        if out.is_dir():
+            raise LlmschedError(f"--out {out}: is a directory; give a .tgz file name")
+        check_output_paths({"--out": out}, [kubeconfig])
+    elif out.exists() and not out.is_dir():
+        raise LlmschedError(f"--out {out}: exists and is not a folder (a .tgz name writes one)")
+    elif out.is_dir() and any(out.iterdir()):
+        raise LlmschedError(f"--out {out}: the folder is not empty; give a new or empty one")
 
 
 def render_summary(snapshot: Snapshot, bundle: Path, output: SummaryFormat) -> str:

@@ -91,11 +91,15 @@ def diagnose(
     from llmsched.render import render
     from llmsched.snapshot import Snapshot
 
+    found = discover_config(config_file)
+    extra = rules_dir or []
     check_output_paths(
-        {"--output-file": output_file}, [*(evidence or []), *(bundle or []), kubeconfig]
+        {"--output-file": output_file},
+        [*(evidence or []), *(bundle or []), kubeconfig, found.source, *found.rules_dir, *extra],
+        closed=bundle or [],
     )
     config = merge_cli(
-        discover_config(config_file),
+        found,
         select=split_list(select),
         ignore=split_list(ignore),
         rules_dir=rules_dir or [],
@@ -143,15 +147,19 @@ def diagnose(
     sources = report.stats.get("sources", [])
     read = evidence_read(sources)
     named = counts(report.triage or [])
-    if report.errors and not read and not named:
-        raise typer.Exit(2)
+    if report.errors and not report.active_findings and not named:
+        raise typer.Exit(2)  # never a clean bill of health from inputs not all read
     if not read and not named and not snapshots:
         typer.echo(
             "llmsched: nothing recognised: no evidence format and no symptom words (paste "
             "kubectl describe pod / get events, ray status -v, the vLLM log or /metrics)",
             err=True,
         )
-    if not report.active_findings and not named and any(s.get("state") == "failed" for s in sources):
+    if (
+        not report.active_findings
+        and not named
+        and any(s.get("state") == "failed" for s in sources)
+    ):
         typer.echo(
             "llmsched: error: no fault found, but a source could not be read (see the verdict)",
             err=True,

@@ -137,8 +137,30 @@ def _pieces(text: str, size: int = 1 << 20) -> Iterator[str]:
 
 def echo_errors(errors: Iterable[object]) -> None:
     """One ``llmsched: error:`` line per input error on stderr, secrets scrubbed."""
+    for error in errors:
+        echo_line("error", str(error))
+
+
+MAX_MESSAGE_CHARS = 2000
+_CONTROL = {code: f"\\x{code:02x}" for code in (*range(32), 127)} | {
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+    ord("\t"): " ",
+}
+
+
+def echo_line(kind: str, message: str) -> None:
+    """``llmsched: KIND: message`` on stderr as exactly one line: secrets scrubbed, control
+    characters (a file name may hold a newline) escaped, and a value quoted from the input
+    cut so that one 8 MB argument does not become an 8 MB message."""
     from llmsched.redaction import Redactor
 
-    redactor = Redactor()
-    for error in errors:
-        typer.echo(f"llmsched: error: {redactor.text(str(error))}", err=True)
+    if len(message) > MAX_MESSAGE_CHARS:
+        cut = len(message) - MAX_MESSAGE_CHARS
+        message = (
+            message[: MAX_MESSAGE_CHARS - 200]
+            + f" … ({cut:,} characters cut) … "
+            + (message[-200:])
+        )
+    text = Redactor().text(message).translate(_CONTROL)
+    typer.echo(f"llmsched: {kind}: {text}", err=True)

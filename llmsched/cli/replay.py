@@ -167,7 +167,11 @@ def replay(
 
     outputs = {"--output-file": output_file, "--step-log": step_log, "--html": html_out}
     check_distinct(outputs)
-    check_output_paths(outputs, [trace, config, from_manifest, *(workload_from_metrics or [])])
+    check_output_paths(
+        outputs,
+        [trace, config, from_manifest, *(workload_from_metrics or [])],
+        closed=workload_from_metrics or [],
+    )
 
     if engine is ReplayEngine.v0 and sweep:
         raise InputFileError("--sweep replays the v1 engine only", Location("--engine"))

@@ -135,7 +135,7 @@ def _first_trouble(
     for where, text in said:
         if size >= MAX_SETTING_CHARS:
             return None
-        found = catalogue.troubled(text)
+        found = catalogue.troubled(text[: MAX_SETTING_CHARS - size])
         if found:
             return where, found
         size += len(text) + 1

@@ -172,7 +172,7 @@ def run_diagnose(
         tool_version=__version__,
         findings=[*findings, *lint_findings],
         not_evaluated=evaluator.not_evaluated,
-        errors=[*sniffed.errors, *lint_errors],
+        errors=[*sniffed.errors, *facts.errors, *lint_errors],
         rules=[s.info for s in specs],
         stats={
             "sources": sources,

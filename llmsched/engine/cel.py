@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -77,6 +79,27 @@ def compile_expression(expression: str, where: str) -> Any:
         ) from None
 
 
+def cel_safe(value: Any) -> Any:
+    """`value` with what the CEL binding cannot convert made convertible: an int past the
+    float range (YAML and JSON allow 4,300 digits; CEL takes ints as int64, uint64 or
+    double) becomes ±infinity, as `1e400` does, and a lone UTF-16 surrogate in a string
+    becomes U+FFFD. Used only when a conversion failed, so the common case pays nothing."""
+    if type(value) is int:
+        if abs(value) <= _FLOAT_MAX_INT:
+            return value
+        return math.inf if value > 0 else -math.inf
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {cel_safe(key): cel_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [cel_safe(item) for item in value]
+    return value
+
+
+_FLOAT_MAX_INT = int(sys.float_info.max)
+
+
 class Activation:
     """Variables and functions for one subject, converted to CEL once and reused by every rule.
 
@@ -92,7 +115,13 @@ class Activation:
         functions: Mapping[str, Callable[..., Any]],
         lazy: Mapping[str, Any] | None = None,
     ):
-        self._context = cel_module().Context(variables=dict(variables), functions=dict(functions))
+        try:
+            self._context = cel_module().Context(
+                variables=dict(variables), functions=dict(functions)
+            )
+        except ValueError:  # a value CEL cannot hold (see `cel_safe`)
+            safe = {name: cel_safe(value) for name, value in variables.items()}
+            self._context = cel_module().Context(variables=safe, functions=dict(functions))
         self._bound: dict[str, Any] = dict(variables)
         self._lazy: dict[str, Any] = dict(lazy or {})
         if lazy is not None:
@@ -121,7 +150,11 @@ class Activation:
 
     def with_variable(self, name: str, value: Any, reads: KeyTree | None = None) -> None:
         """Bind `name` to `value`, converting only the keys `reads` names (None: all)."""
-        self._context.add_variable(name, project(value, reads))
+        projected = project(value, reads)
+        try:
+            self._context.add_variable(name, projected)
+        except ValueError:  # a value CEL cannot hold (see `cel_safe`)
+            self._context.add_variable(name, cel_safe(projected))
         self._bound[name] = value  # kept, so that its id is not reused while bound
 
     def with_lazy(self, name: str, value: Any) -> None:

@@ -22,11 +22,11 @@ DESCRIBE_HEADER = re.compile(r"^\s*Type\s+Reason\s+Age\s+From\s+Message\s*$")
 _DESCRIBE_RULE = re.compile(r"^\s*-{4}\s+-{6}\s+-{3}\s+-{4}\s+-{7}\s*$")
 _DESCRIBE_ROW = (
     re.compile(
-        r"^\s*(?P<type>Normal|Warning)\s+(?P<reason>\S+)\s+(?P<age>\S+(?: \(x(?P<count>\d+) over \S+\))?)"
+        r"^\s*(?P<type>Normal|Warning)\s+(?P<reason>\S+)\s+(?P<age>\S+(?: \(x(?P<count>\d{1,18}) over \S+\))?)"
         r"\s{2,}(?P<source>\S+(?:, \S+)?)\s{2,}(?P<message>.*)$"
     ),
     re.compile(
-        r"^\s*(?P<type>Normal|Warning)\s+(?P<reason>\S+)\s+(?P<age>\S+(?: \(x(?P<count>\d+) over \S+\))?)"
+        r"^\s*(?P<type>Normal|Warning)\s+(?P<reason>\S+)\s+(?P<age>\S+(?: \(x(?P<count>\d{1,18}) over \S+\))?)"
         r"\s+(?P<source>\S+)\s+(?P<message>.*)$"
     ),
 )
@@ -164,7 +164,7 @@ def _slice_row(text: str, columns: list[tuple[str, int, int | None]]) -> dict[st
 
 def _count(row: dict[str, str]) -> int:
     count = row.get("COUNT", "")
-    return int(count) if count.isdigit() else 1
+    return int(count) if count.isascii() and count.isdigit() and len(count) <= 18 else 1
 
 
 def _context(row: dict[str, str]) -> dict[str, Any]:
@@ -226,9 +226,16 @@ def event_items(doc: Any) -> list[dict[str, Any]] | None:
         return [doc]
     if isinstance(doc, dict) and isinstance(doc.get("items"), list):
         items = [i for i in doc["items"] if isinstance(i, dict)]
-        if items and all(is_event(i) for i in items):
+        # the API server's own lists (`kubectl get --raw`, client libraries) leave out each
+        # item's kind: an EventList's items are Events by the list's word
+        listed = doc.get("kind") == "EventList"
+        if items and all(is_event(i) or (listed and _event_shaped(i)) for i in items):
             return items
     return None
+
+
+def _event_shaped(obj: dict[str, Any]) -> bool:
+    return "kind" not in obj and "reason" in obj and ("involvedObject" in obj or "regarding" in obj)
 
 
 def event_context(event: dict[str, Any]) -> dict[str, Any]:

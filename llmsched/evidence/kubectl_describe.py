@@ -317,4 +317,5 @@ def _node_name(value: str | None) -> str | None:
 
 
 def _int(text: str) -> int | None:
-    return int(text) if text.strip().isdigit() else None
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None

@@ -36,7 +36,7 @@ _USAGE = re.compile(
     r"(?P<pg_reserved>[\d.]+)(?:[KMGTP]?i?B)? reserved in placement groups\))?\s*$"
 )
 _DEMAND = re.compile(r"^\s*\{.*\}.*:\s*\d+\+?\s+pending\s+(tasks/actors|placement groups)")
-_NODE_COUNT = re.compile(r"^\s*(?P<count>\d+) (?P<type>\S+)\s*$")
+_NODE_COUNT = re.compile(r"^\s*(?P<count>\d{1,18}) (?P<type>\S+)\s*$")
 _NONE = re.compile(r"^\s*\((?:no [^)]*|none)\)\s*$")
 _RULE = re.compile(r"^-{5,}\s*$")
 _UNITS = {"B": 1.0, "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30, "TiB": 2.0**40, "PiB": 2.0**50}

@@ -33,7 +33,7 @@ from llmsched.evidence.structured import find_embedded, looks_structured, read_w
 from llmsched.evidence.tables import find_tables
 from llmsched.evidence.triage import MAX_LINES as MAX_PROSE_LINES
 from llmsched.evidence.wrapped_messages import match_wrapped
-from llmsched.manifest.inputs import STDIN_PATH, decode
+from llmsched.manifest.inputs import STDIN_PATH, decode, read_capped
 from llmsched.model import InputError, Location
 
 __all__ = ["DEFAULT_MAX_FILE_SIZE", "sniff_paths", "sniff_text"]
@@ -157,8 +157,7 @@ def _read(display: str, fs_path: str | None, stdin: TextIO | None, limit: int) -
         try:
             if os.path.isdir(fs_path):
                 raise InputFileError("is a directory", where)
-            with open(fs_path, "rb") as handle:
-                data = handle.read(limit + 1)
+            data = read_capped(fs_path, limit)  # a FIFO nobody writes to is no hang
         except OSError as exc:
             raise InputFileError(f"cannot read: {exc.strerror or exc}", where) from None
     if len(data) > limit:

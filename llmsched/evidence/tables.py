@@ -26,7 +26,7 @@ _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,252})"
 _AGE = r"(?:\d+[smhdy])+|<unknown>|<invalid>"
 _POD_ROW = re.compile(
     rf"(?:(?P<namespace>{_NAME})\s+)?(?P<name>{_NAME})\s+(?P<ready>\d+/\d+)\s+"
-    rf"(?P<status>[A-Za-z][\w:-]*)\s+(?P<restarts>\d+)(?: \([^)]*\))?\s+(?P<age>{_AGE})(?:\s|$)"
+    rf"(?P<status>[A-Za-z][\w:-]*)\s+(?P<restarts>\d{{1,18}})(?: \([^)]*\))?\s+(?P<age>{_AGE})(?:\s|$)"
 )
 _NODE_ROW = re.compile(
     rf"(?P<name>{_NAME})\s+(?P<status>(?:NotReady|Ready|Unknown)(?:,SchedulingDisabled)?)\s+"
@@ -40,7 +40,7 @@ _SMI_GPU = re.compile(
     r"\|\s+(?P<index>\d+)\s+(?P<name>(?:NVIDIA|Tesla|Quadro|GeForce|RTX|TITAN)[^|]*?)\s+"
     r"(?:On|Off)\s+\|"
 )
-_SMI_MEMORY = re.compile(r"(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB")
+_SMI_MEMORY = re.compile(r"(?P<used>\d{1,18})MiB\s*/\s*(?P<total>\d{1,18})MiB")
 _SMI_LIST = re.compile(r"GPU (?P<index>\d+): (?P<name>[^(]+?) \(UUID: GPU-[\w-]+\)")
 _SMI_LINE = re.compile(r"[|+]")
 

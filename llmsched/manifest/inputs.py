@@ -9,6 +9,8 @@ from __future__ import annotations
 import codecs
 import fnmatch
 import os
+import select
+import stat
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ STDIN_PATH = "<stdin>"
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 DEFAULT_MAX_FILE_SIZE = 10 * 2**20
 _BINARY_PROBE = 8192
+FIFO_WAIT_S = 5  # how long a named pipe may wait for its writer
 
 
 @dataclass(frozen=True)
@@ -186,13 +189,30 @@ def read_text(source: ManifestInput, *, max_file_size: int, stdin: TextIO | None
         if size > max_file_size:
             raise InputFileError(_too_big(size, max_file_size), location)
         # Pipes such as `<(helm template ...)` report size 0: the read is capped too.
-        with open(path, "rb") as handle:
-            data = handle.read(max_file_size + 1)
+        data = read_capped(path, max_file_size)
     except OSError as exc:
         raise InputFileError(_os_error_text(exc), location) from None
     if len(data) > max_file_size:
         raise InputFileError(_too_big(None, max_file_size), location)
     return decode(data, source.display)
+
+
+def read_capped(path: str, max_file_size: int) -> bytes:
+    """At most ``max_file_size + 1`` bytes of `path`. Opened without waiting for a writer:
+    a pipe (`<(helm template ...)`, a named FIFO) is read once something writes to it or
+    its writer hangs up, and a FIFO nobody opens for `FIFO_WAIT_S` is an error, not a hang."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode) and hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(fd, select.POLLIN | select.POLLHUP)
+            if not poller.poll(FIFO_WAIT_S * 1000):
+                raise InputFileError(
+                    f"a pipe nothing wrote to within {FIFO_WAIT_S} s", Location(path)
+                )
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return handle.read(max_file_size + 1)
 
 
 def _rendered_chart(directory: str, max_file_size: int) -> str:

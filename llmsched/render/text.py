@@ -139,18 +139,27 @@ def _line_column(finding: Finding) -> str:
 
 def _finding_runs(finding: Finding) -> Cell:
     """The finding column of one finding: message, fix, evidence, as lines of styled runs."""
-    cell: Cell = [[(line, "")] for line in finding.message.split("\n")]
+    cell: Cell = [[(_cut(line), "")] for line in finding.message.split("\n")]
     if finding.remediation:
         fix, *more = finding.remediation.split("\n")
-        cell.append([("fix: ", "bold green"), (fix, "")])
-        cell.extend([(line, "")] for line in more)
+        cell.append([("fix: ", "bold green"), (_cut(fix), "")])
+        cell.extend([(_cut(line), "")] for line in more)
     for evidence in finding.evidence[:MAX_EVIDENCE_SHOWN]:
         text = f"{evidence.source}: {evidence.key} = {evidence.value}"
-        cell.extend([(line, "dim")] for line in text.split("\n"))
+        cell.extend([(_cut(line), "dim")] for line in text.split("\n"))
     hidden = len(finding.evidence) - MAX_EVIDENCE_SHOWN
     if hidden > 0:
         cell.append([(f"… {hidden} more evidence", "dim")])
     return cell
+
+
+MAX_LINE_CHARS = 4000  # a value quoted from the input (an 8 MB argument) is cut, not wrapped
+
+
+def _cut(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[: MAX_LINE_CHARS - 200]} … ({len(line) - MAX_LINE_CHARS:,} characters cut) … {line[-200:]}"
 
 
 def _finding_cell(finding: Finding) -> Text:

@@ -36,6 +36,7 @@ from llmsched.replay.workload import parse_config
 EXECUTORS = ("auto", "ray", "process", "serial")
 FLEET_KEYS = ("replicas", "router")
 MAX_POINTS = 10_000  # a larger grid runs only with --yes
+MAX_REPLICAS = 1024  # a fleet replay (a million replicas ran for hours)
 Progress = Callable[[int, int], None]
 
 
@@ -152,6 +153,8 @@ def fleet_of(job: SweepJob) -> tuple[int, str] | None:
     where = Location("--sweep" if "replicas" in over else "--replicas")
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
         raise InputFileError(f"replicas must be a whole number >= 1, got {replicas!r}", where)
+    if replicas > MAX_REPLICAS:  # each replica is a whole engine replayed in lockstep
+        raise InputFileError(f"replicas must be <= {MAX_REPLICAS}, got {replicas:,}", where)
     router = str(over.get("router", job.router or DEFAULT_ROUTER))
     problem = unknown_router(router)
     if problem:

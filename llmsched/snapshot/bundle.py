@@ -24,6 +24,7 @@ import io
 import json
 import math
 import re
+import stat
 import tarfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -205,6 +206,8 @@ def _open_bundle(path: Path) -> Reader:
         return _directory_reader(path)
     if not path.exists():
         raise InputFileError("no such bundle", Location(str(path)))
+    if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or /dev/zero would never end
+        raise InputFileError("not a bundle: neither a folder nor a file", Location(str(path)))
     contents = _tar_contents(path)
     prefix = _find_prefix(contents)
 

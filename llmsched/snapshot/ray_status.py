@@ -112,7 +112,7 @@ def available_from_usage(total: dict[str, float], usage_text: str) -> dict[str, 
 
 _DEMAND_LINE = re.compile(
     r"^\s*(?P<shapes>\{.*?\}(?:\s*\*\s*\d+)?(?:\s*,\s*\{.*?\}(?:\s*\*\s*\d+)?)*)"
-    r"(?:\s*\((?P<strategy>[A-Z_]+)\))?\s*:\s*(?P<count>\d+)\+?\s+pending\s+"
+    r"(?:\s*\((?P<strategy>[A-Z_]+)\))?\s*:\s*(?P<count>\d{1,18})\+?\s+pending\s+"
     r"(?P<what>tasks/actors|placement groups)"
 )
 _SHAPE = re.compile(r"(\{[^{}]*\})(?:\s*\*\s*(\d+))?")

@@ -48,6 +48,7 @@ def parse_exposition(text: str) -> tuple[dict[str, EngineMetrics], set[str]]:
 
     engines: dict[str, EngineMetrics] = {}
     seen: set[str] = set()
+    text = _bounded(text)
     try:
         families = list(text_string_to_metric_families(text))
     except Exception as exc:  # the parser raises ValueError, IndexError, TypeError...
@@ -78,6 +79,28 @@ def parse_exposition(text: str) -> tuple[dict[str, EngineMetrics], set[str]]:
                 engine.gauges[_key(_v1(raw), labels)] = float(sample.value)
             # summaries: vLLM exposes none under its prefix
     return engines, seen
+
+
+MAX_LINES = 50_000  # a vLLM server exposes hundreds of samples per engine, not millions
+
+
+def _bounded(text: str) -> str:
+    """`text`, or when it has more than MAX_LINES lines only its vLLM families (another
+    exporter's series are skipped unread); more vLLM samples than that are refused:
+    the parser takes about a second per 10,000 samples."""
+    if text.count("\n", 0, len(text)) <= MAX_LINES:
+        return text
+    kept = [
+        line
+        for line in text.splitlines()
+        if line.startswith((PREFIX, "# TYPE " + PREFIX, "# HELP " + PREFIX))
+    ]
+    samples = sum(1 for line in kept if not line.startswith("#"))
+    if samples > MAX_LINES:
+        raise MetricsParseError(
+            f"{samples:,} vLLM samples in one scrape, more than the {MAX_LINES:,} llmsched reads"
+        )
+    return "\n".join(kept) + "\n"
 
 
 def _v1(name: str) -> str:

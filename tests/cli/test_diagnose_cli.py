@@ -74,3 +74,39 @@ def test_sarif_and_github_formats(workdir: Path) -> None:
     assert sarif["runs"][0]["results"][0]["ruleId"] == "DK8S01"
     github = run("-", "-o", "github", "--no-replay", cwd=workdir, stdin=PENDING).stdout
     assert "DK8S01" in github
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
+def test_a_bundle_that_is_no_file_is_refused_not_read_forever(workdir: Path, kind: str) -> None:
+    bundle = workdir / "b.tgz"
+    if kind == "fifo":
+        os.mkfifo(bundle)
+    else:
+        bundle.symlink_to("/dev/zero")
+    result = run("--bundle", "b.tgz", "--no-replay", cwd=workdir)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == "llmsched: error: b.tgz: not a bundle: neither a folder nor a file"
+
+
+def test_bundle_objects_of_the_wrong_shape_are_errors_and_the_rest_is_read(
+    workdir: Path,
+) -> None:
+    import shutil
+
+    bundle = workdir / "b"
+    shutil.copytree(ROOT / "examples/incidents/preemption-storm", bundle)
+    pods = json.loads((bundle / "k8s/pods.json").read_text())
+    pods["items"] += [5, {"metadata": 5}, {"metadata": {"name": "p"}, "spec": {"containers": "x"}},
+                      {"metadata": {"name": "q"}, "status": {"containerStatuses": [{"restartCount": "x"}]}}]  # fmt: skip
+    (bundle / "k8s/pods.json").write_text(json.dumps(pods))
+    events = json.loads((bundle / "k8s/events.json").read_text())
+    events["items"].append({"message": "x", "involvedObject": "pod/p"})
+    (bundle / "k8s/events.json").write_text(json.dumps(events))
+    result = run("--bundle", "b", "--no-replay", "-o", "json", cwd=workdir)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1  # the incident is still found
+    assert json.loads(result.stdout)["verdict"]["rule"] == "DVLLM02"
+    errors = [line for line in result.stderr.splitlines() if line.startswith("llmsched: error:")]
+    assert len(errors) == 4, result.stderr
+    assert all("is not a readable object" in line for line in errors)
+    assert "k8s/pods.json: items[" in errors[0] and "k8s/events.json: items[" in errors[-1]

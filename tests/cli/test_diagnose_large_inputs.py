@@ -141,3 +141,61 @@ def test_hostile_input_gets_a_clear_answer(tmp_path: Path, content: bytes) -> No
         assert "binary" in done.stdout + done.stderr or "llmsched: error:" in done.stderr
     assert "no layer is at fault" not in done.stdout
     assert peak < PEAK_RSS_MIB
+
+
+def test_one_very_long_line_is_read_for_words_only_at_its_start(tmp_path: Path) -> None:
+    """The paste's setting and trouble words are looked for in its first 64 KiB: a single
+    line of megabytes is not searched whole by every setting pattern."""
+    path = tmp_path / "long.log"
+    path.write_text("ERROR " + "x" * 8_000_000 + " CUDA out of memory\n", encoding="utf-8")
+    done, peak = diagnose(path)
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert peak < PEAK_RSS_MIB
+
+
+def test_a_fifo_is_an_error_naming_it(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.log")
+    done, _ = diagnose(tmp_path / "pipe.log", "--no-replay")
+    assert done.returncode == 2, done.stderr
+    assert "pipe.log: a pipe nothing wrote to" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_unread_input_is_never_a_clean_bill_of_health(tmp_path: Path) -> None:
+    (tmp_path / "ok.log").write_text("INFO 05-19 10:13:01 [api_server.py:1] started\n")
+    done, _ = diagnose(tmp_path / "ok.log", "missing.log", "--no-replay")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "llmsched: error: missing.log: no such file or directory" in done.stderr
+
+
+def test_an_api_event_list_without_item_kinds_is_read(tmp_path: Path) -> None:
+    """`kubectl get --raw /api/v1/namespaces/llm/events` leaves out each item's kind."""
+    event = {"reason": "FailedScheduling", "type": "Warning", "count": float("nan"),
+             "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+             "involvedObject": {"kind": "Pod", "name": "vllm-0", "namespace": 5}}  # fmt: skip
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps({"kind": "EventList", "apiVersion": "v1", "items": [event, 5]}))
+    done, _ = diagnose(path, "-o", "json", "--no-replay")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert verdict(done)["rule"] == "DK8S01"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Node status\n------\nActive:\n " + "9" * 5000 + " node_x\nPending:\n (no pending nodes)\n"
+        "\nDemands:\n {'GPU': 1.0}: " + "9" * 5000 + "+ pending tasks/actors\n",
+        "Events:\n  Type     Reason   Age                From     Message\n"
+        "  ----     ------   ----               ----     -------\n"
+        "  Warning  BackOff  3m (x" + "9" * 5000 + " over 1h)  kubelet  Back-off restarting\n",
+        "NAME   READY   STATUS    RESTARTS   AGE\nvllm-0   0/1   CrashLoopBackOff   "
+        + "9" * 5000 + "   5m\n",
+    ],
+    ids=["ray-status", "describe-events", "get-pods"],
+)
+def test_counts_of_thousands_of_digits_are_no_traceback(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "e.txt"
+    path.write_text(text)
+    done, _ = diagnose(path, "--no-replay")
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode in (0, 1)

@@ -5,6 +5,8 @@ CI would read as "findings")."""
 from __future__ import annotations
 
 import json
+import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -137,3 +139,67 @@ def test_an_odd_config_is_one_line_and_exit_2(tmp_path: Path, config: str, messa
     result = lint(tmp_path, "d.yaml", deployment())
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_int_past_the_float_range_is_judged_as_infinite(tmp_path: Path) -> None:
+    """4,000 digits parse (the limit is 4,300) but fit no CEL number: read as 1e400 is."""
+    result = lint(tmp_path, "d.yaml", deployment().replace("replicas: 1", "replicas: " + "9" * 4000))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode in (0, 1) and json.loads(result.stdout)["summary"]["objects"] == 1
+
+
+def test_a_fifo_nobody_writes_to_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "f.yaml")
+    (tmp_path / "d").mkdir()
+    os.mkfifo(tmp_path / "d" / "g.yaml")
+    result = lint_args(tmp_path, "f.yaml", "d")
+    assert result.returncode == 2, result.stderr
+    assert "f.yaml: a pipe nothing wrote to" in result.stderr
+    assert "g.yaml: a pipe nothing wrote to" in result.stderr
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "---\n---\n"])
+def test_no_objects_names_the_file(tmp_path: Path, text: str) -> None:
+    result = lint(tmp_path, "empty.yaml", text)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "llmsched: error: no Kubernetes objects found in empty.yaml "
+        "(use --allow-empty to accept that)"
+    )
+
+
+def test_notices_are_one_line_each_and_hold_no_secret(tmp_path: Path) -> None:
+    args = '"--tensor-parallel-size", "hf_plantedHfToken0001abcdef", "--max-num-seqs", "x"'
+    text = deployment().replace('"--model", ', args + ', "--model", ')
+    result = lint(tmp_path, "a\nb.yaml", text)
+    assert result.returncode in (0, 1), result.stderr
+    notices = result.stderr.strip().splitlines()
+    assert len(notices) == 2 and all(n.startswith("llmsched: notice: a\\nb.yaml:") for n in notices)
+    assert "planted" not in result.stderr + result.stdout
+
+
+def test_a_huge_argument_is_cut_in_the_text_report(tmp_path: Path) -> None:
+    """An 8 MB positional argument is quoted cut in the finding and the notice, never
+    wrapped whole (which took GBs)."""
+    text = deployment().replace('"--model", ', '"' + "x" * 8_000_000 + '", "--model", ')
+    (tmp_path / "d.yaml").write_text(text)
+    result = lint_args(tmp_path, "d.yaml", "-o", "text")
+    assert result.returncode in (0, 1), result.stderr[-500:]
+    assert "characters cut" in result.stdout and "characters cut" in result.stderr
+    assert len(result.stdout) + len(result.stderr) < 200_000
+    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    assert peak_mib < 500
+
+
+def lint_args(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "llmsched", "checklist", "lint", *args],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("size", ["0", "-1"])
+def test_a_max_file_size_below_one_byte_is_a_usage_error(tmp_path: Path, size: str) -> None:
+    (tmp_path / "d.yaml").write_text(deployment())
+    result = lint_args(tmp_path, "d.yaml", "--max-file-size", size)
+    assert result.returncode == 2 and "--max-file-size" in result.stderr, result.stderr

@@ -81,3 +81,60 @@ def test_a_new_output_file_is_still_written(workdir: Path) -> None:
     result = llmsched("checklist", "lint", "d.yaml", "--output-file", "r.txt", cwd=workdir)
     assert result.returncode in (0, 1), result.stderr
     assert (workdir / "r.txt").read_text().strip()
+
+
+@pytest.fixture
+def inputs_in_folders(workdir: Path) -> Path:
+    (workdir / "deploy").mkdir()
+    shutil.copy(workdir / "d.yaml", workdir / "deploy" / "a.yaml")
+    shutil.copytree(ROOT / "examples/incidents/preemption-storm", workdir / "bundle")
+    (workdir / ".llmsched.yaml").write_text("fail-on: error\n")
+    (workdir / "c.yaml").write_text("fail-on: error\n")
+    return workdir
+
+
+@pytest.mark.parametrize(
+    ("args", "victim"),
+    [
+        (("checklist", "lint", "deploy", "--output-file", "deploy/a.yaml"), "deploy/a.yaml"),
+        (("checklist", "lint", "d.yaml", "--output-file", ".llmsched.yaml"), ".llmsched.yaml"),
+        (("checklist", "lint", "d.yaml", "--config", "c.yaml", "--output-file", "c.yaml"),
+         "c.yaml"),
+        (("diagnose", "--bundle", "bundle", "--no-replay", "--output-file",
+          "bundle/manifest.json"), "bundle/manifest.json"),
+        (("diagnose", "p.txt", "--no-replay", "--output-file", ".llmsched.yaml"),
+         ".llmsched.yaml"),
+    ],
+)  # fmt: skip
+def test_an_output_over_a_file_the_command_reads_is_refused(
+    inputs_in_folders: Path, args: tuple[str, ...], victim: str
+) -> None:
+    """A file inside an input folder, or the configuration, is an input too."""
+    before = (inputs_in_folders / victim).read_bytes()
+    result = llmsched(*args, cwd=inputs_in_folders)
+    refused(result, "one of the inputs")
+    assert (inputs_in_folders / victim).read_bytes() == before
+
+
+def test_a_report_next_to_the_linted_manifests_is_still_written(inputs_in_folders: Path) -> None:
+    """`lint . --output-file llmsched.sarif`: a new file, or one lint never reads, is fine."""
+    (inputs_in_folders / "deploy" / "old.sarif").write_text("old")
+    for name in ("deploy/new.txt", "deploy/old.sarif"):
+        result = llmsched("checklist", "lint", "deploy", "-o", "sarif", "--output-file", name,
+                          cwd=inputs_in_folders)  # fmt: skip
+        assert result.returncode in (0, 1), result.stderr
+        assert '"version": "2.1.0"' in (inputs_in_folders / name).read_text()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("diagnose", "--bundle", "bundle", "--no-replay", "--output-file", "bundle/report.txt"),
+        ("replay", "--workload-from-metrics", "bundle", "--config", "c.json", "--num-requests",
+         "20", "--step-log", "bundle/steps.jsonl"),
+    ],
+)  # fmt: skip
+def test_nothing_is_written_into_a_bundle(inputs_in_folders: Path, args: tuple[str, ...]) -> None:
+    before = sorted(p.name for p in (inputs_in_folders / "bundle").rglob("*"))
+    refused(llmsched(*args, cwd=inputs_in_folders), "inside the bundle")
+    assert sorted(p.name for p in (inputs_in_folders / "bundle").rglob("*")) == before

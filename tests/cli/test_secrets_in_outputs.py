@@ -126,3 +126,34 @@ def test_a_secret_manifest_is_counted_by_kind_and_its_value_kept_out(tmp_path: P
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["summary"]["objects_by_kind"] == {"Secret": 1}
     assert not planted(result.stdout)
+
+
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEplantedPrivateKey0014\nQWERplanted0015\n-----END RSA PRIVATE KEY-----"
+
+
+def test_a_private_key_block_is_redacted_whatever_holds_it(workdir: Path) -> None:
+    """A PEM block's body says nothing of what it is: the block goes whole, in an env
+    value named anything, in a log, in a collected bundle."""
+    (workdir / "d.yaml").write_text(MANIFEST.replace(
+        "- {name: HF_TOKEN, value: hf_plantedHfToken0011}",
+        "- {name: HF_TOKEN, value: hf_plantedHfToken0011}\n"
+        f"            - {{name: CERT, value: {json.dumps(PEM)}}}",
+    ))  # fmt: skip
+    for fmt in FORMATS:
+        result = llmsched("checklist", "lint", "d.yaml", "-o", fmt, cwd=workdir)
+        assert result.returncode == 1, result.stderr
+        assert planted(result.stdout + result.stderr) == set()
+    (workdir / "v.log").write_text(f"ERROR could not load key\n{PEM}\nCUDA out of memory\n")
+    result = llmsched("diagnose", "v.log", "--no-replay", "-o", "json", cwd=workdir)
+    assert planted(result.stdout + result.stderr) == set()
+    state = recorded_state()
+    state.objects["pods"][0]["spec"]["containers"][0].setdefault("env", []).append(
+        {"name": "CERT", "value": PEM}
+    )
+    with recorded_cluster(workdir, state=state) as cluster:
+        out = workdir / "b.tgz"
+        result = llmsched("collect", "--kubeconfig", str(cluster.kubeconfig), "-n", "llm",
+                          "--out", str(out), cwd=workdir)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    bundle = "\n".join(text for _, text in iter_bundle_text(out))
+    assert "BEGIN RSA PRIVATE KEY-----<redacted>" in bundle and planted(bundle) == set()

@@ -267,3 +267,48 @@ def test_a_deeply_nested_kubeconfig_is_exit_2(tmp_path: Path) -> None:
     result = run_cli("--kubeconfig", str(kubeconfig), "--out", str(tmp_path / "b"), cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert "not a valid kubeconfig" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_nothing_collected_is_one_error_line_on_stderr_even_when_quiet(tmp_path: Path) -> None:
+    state = FakeHttpState(routes={p: Route("boom", status=500) for p in vllm_routes([V1])})
+    with FakeHttpServer(state) as server:
+        result = run_cli("--no-kubernetes", "--vllm-url", server.url, "--interval", "0", "-q",
+                         "--out", str(tmp_path / "b.tgz"), cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("llmsched: error: nothing was collected")
+    assert "HTTP 500" in lines[0]
+
+
+@pytest.mark.parametrize("kind", ["folder with files", "kubeconfig"])
+def test_an_out_that_would_mix_or_overwrite_is_refused_before_any_request(
+    tmp_path: Path, kind: str
+) -> None:
+    with recorded_cluster(tmp_path) as cluster:
+        if kind == "kubeconfig":
+            out = cluster.kubeconfig.with_name("kubeconfig.tgz")
+            cluster.kubeconfig.rename(out)
+            kubeconfig = out
+        else:
+            out = tmp_path / "mine"
+            out.mkdir()
+            (out / "notes.txt").write_text("mine")
+            kubeconfig = cluster.kubeconfig
+        before = {p: p.read_bytes() for p in (kubeconfig, out / "notes.txt") if p.is_file()}
+        result = run_cli("--kubeconfig", str(kubeconfig), "-n", "llm", "--out", str(out),
+                         cwd=tmp_path)  # fmt: skip
+        assert cluster.state.seen == []
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("llmsched: error: --out ") and "Traceback" not in result.stderr
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_a_scrape_of_too_many_series_is_a_failed_part_not_a_hang(tmp_path: Path) -> None:
+    many = "".join(f'vllm:num_requests_running{{engine="{i}",model_name="m"}} 1\n'
+                   for i in range(60_000))  # fmt: skip
+    routes = vllm_routes([many])
+    with FakeHttpServer(FakeHttpState(routes=routes)) as server:
+        result = run_cli("--no-kubernetes", "--vllm-url", server.url, "--interval", "0",
+                         "--out", str(tmp_path / "b"), "-o", "json", cwd=tmp_path)  # fmt: skip
+    assert "Traceback" not in result.stderr
+    assert "60,000 vLLM samples in one scrape" in result.stdout, result.stdout[-2000:]

@@ -117,3 +117,23 @@ def test_from_manifest_refuses_an_alias_bomb(tmp_path: Path) -> None:
     (tmp_path / "bomb.yaml").write_text("kind: Deployment\n" + "\n".join(rows) + "\n")
     result = replay(tmp_path, "--from-manifest", "bomb.yaml", "--workload", "n=10")
     assert result.returncode == 2 and "alias bomb" in result.stderr, result.stderr
+
+
+def test_a_folder_given_as_a_trace_or_a_config_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "folder").mkdir()
+    for args in (["folder", "--config", str(EXAMPLES / "small.config.json")],
+                 [str(EXAMPLES / "small.trace.jsonl"), "--config", "folder"]):  # fmt: skip
+        one_line_exit_2(replay(tmp_path, *args), "folder: cannot read")
+
+
+def test_a_fleet_past_the_replica_bound_is_exit_2(tmp_path: Path) -> None:
+    result = replay(tmp_path, str(EXAMPLES / "small.trace.jsonl"), "--config",
+                    str(EXAMPLES / "small.config.json"), "--replicas", "1000000")  # fmt: skip
+    one_line_exit_2(result, "replicas must be <= 1024")
+
+
+def test_an_output_that_cannot_be_written_is_exit_2_not_a_traceback(tmp_path: Path) -> None:
+    result = replay(tmp_path, str(EXAMPLES / "small.trace.jsonl"), "--config",
+                    str(EXAMPLES / "small.config.json"), "--step-log", "/dev/full")  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "llmsched: error: cannot write: No space left on device" in result.stderr

@@ -8,7 +8,8 @@ Each subject is a plain dict (CEL variables) plus the observations it can quote.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from llmsched.diagnose.facts.joins import cluster_subject, link_nodes
 from llmsched.diagnose.facts.nodes import node_from_describe, node_from_object
@@ -31,6 +32,7 @@ from llmsched.diagnose.facts.vllm import (
 from llmsched.evidence.observations import Observation, SniffResult
 from llmsched.evidence.signatures import match_message
 from llmsched.evidence.sniff import sniff_text
+from llmsched.model import InputError, Location
 from llmsched.snapshot import Snapshot
 
 __all__ = ["Facts", "Subject", "build_facts"]
@@ -54,17 +56,39 @@ def build_facts(snapshot: Snapshot | None, sniffed: SniffResult | None) -> Facts
     return facts
 
 
+def _readable(
+    facts: Facts, items: list[dict[str, Any]], kind: str, read: Callable[[Any], Any]
+) -> Iterator[Any]:
+    """`read` of each item; an item not shaped as the API returns it (a hand-edited or
+    damaged bundle: `metadata: 5`, `containers: "x"`) is an input error naming it, and the
+    other items are still read."""
+    for index, item in enumerate(items):
+        try:
+            yield read(item)
+        except (AttributeError, TypeError, ValueError, KeyError, OverflowError) as exc:
+            where = Location(f"k8s/{kind}.json", None)
+            facts.errors.append(
+                InputError(f"items[{index}] is not a readable object ({exc})", where)
+            )
+
+
+def _event_shaped(event: Any) -> dict[str, Any]:
+    involved = event.get("involvedObject") or event.get("regarding") or {}
+    if not isinstance(involved, dict):
+        raise TypeError(f"involvedObject is {type(involved).__name__}, not an object")
+    return dict(event)
+
+
 def _from_snapshot(facts: Facts, snapshot: Snapshot) -> None:
     k8s = snapshot.kubernetes
     if k8s is not None:
-        for item in k8s.items("pods"):
-            pod = pod_from_object(item)
-            key = pod_key(pod["namespace"], pod["name"])
-            facts.pods[key] = Subject("pod", key, pod)
-        for item in k8s.items("nodes"):
-            node = node_from_object(item)
-            facts.nodes[node["name"]] = Subject("node", node["name"], node)
-        for event in [*k8s.items("events"), *k8s.items("events.k8s.io")]:
+        for item in _readable(facts, k8s.items("pods"), "pods", pod_from_object):
+            key = pod_key(item["namespace"], item["name"])
+            facts.pods[key] = Subject("pod", key, item)
+        for item in _readable(facts, k8s.items("nodes"), "nodes", node_from_object):
+            facts.nodes[item["name"]] = Subject("node", item["name"], item)
+        events = [*k8s.items("events"), *k8s.items("events.k8s.io")]
+        for event in _readable(facts, events, "events", _event_shaped):
             involved = event.get("involvedObject") or event.get("regarding") or {}
             message = str(event.get("message") or event.get("note") or "")
             reason = str(event.get("reason", ""))

@@ -72,7 +72,7 @@ def setting_text(prose: Iterable[tuple[Location, str]], observations: Sequence[O
     for text in chain((t for _, t in prose), (o.text for o in observations)):
         if size >= MAX_SETTING_CHARS:
             break
-        texts.append(text)
+        texts.append(text[: MAX_SETTING_CHARS - size])  # one long line is cut, not read whole
         size += len(text) + 1
     return "\n".join(texts)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmsched.evidence.observations import Observation
-from llmsched.model import Location
+from llmsched.model import InputError, Location
 
 
 @dataclass
@@ -64,6 +64,7 @@ class Facts:
     observations: list[Observation] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     cluster: Subject = field(default_factory=lambda: Subject("cluster", "cluster", {}))
+    errors: list[InputError] = field(default_factory=list)  # bundle objects not understood
 
     def __post_init__(self) -> None:
         if not isinstance(self.pods, PodTable):
