@@ -302,10 +302,13 @@ class Redactor:
 
     def _walk_dataclass(self, node: Any) -> Any:
         changes: dict[str, Any] = {}
-        walk = self._walk
+        walk, text = self._walk, self.text
         for name in _init_fields(node.__class__):
             value = getattr(node, name)
-            walked = walk(value)
+            kind = type(value)
+            if kind in _PLAIN:  # most fields of a finding: not worth a call
+                continue
+            walked = text(value) if kind is str else walk(value)
             if walked is not value:
                 changes[name] = walked
         return replace(node, **changes) if changes else node

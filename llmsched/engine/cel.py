@@ -160,6 +160,13 @@ class Activation:
     def with_lazy(self, name: str, value: Any) -> None:
         self._lazy[name] = value
 
+    def set_lazy(self, name: str, value: Any | None) -> None:
+        """`with_lazy`, or with None, `name` left unset."""
+        if value is None:
+            self._lazy.pop(name, None)
+        else:
+            self._lazy[name] = value
+
     def evaluate(self, program: Any) -> Any:
         try:
             return program.execute(self._context)

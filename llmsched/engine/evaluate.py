@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from llmsched.config import Config
@@ -13,6 +14,7 @@ from llmsched.engine.cel import Activation, EvaluationError, compile_expression
 from llmsched.engine.cel_reads import KeyTree, read_trees
 from llmsched.engine.checks import CheckFunction, Outcome, all_checks
 from llmsched.engine.functions import all_functions
+from llmsched.engine.program_memo import LOCAL, ProgramMemo
 from llmsched.engine.request_length import WORKLOAD_PARAM, WORKLOAD_SOURCE_PARAM, config_workload
 from llmsched.engine.scope import LintInput, SubjectView, expand_object
 from llmsched.engine.spec import RuleSpec, Validation
@@ -103,6 +105,7 @@ def compile_rules(specs: Sequence[RuleSpec], config: Config) -> list[CompiledRul
     return compiled
 
 
+@lru_cache(maxsize=1024)  # a rule's `at`, parsed again for each of its findings
 def parse_at(text: str) -> tuple[str, Path]:
     """`container.resources["nvidia.com/gpu"]` -> ("container", ("resources", "nvidia.com/gpu"))."""
     parts: list[str | int] = []
@@ -168,6 +171,12 @@ class Evaluator:
         self.not_evaluated: list[NotEvaluated] = []
         # where a path of the current object is: many rules report the same field
         self._locations: dict[tuple[Path, int | None, str | None], Location] = {}
+        self._memo = ProgramMemo()
+        # values are rebound as each object brings its own, only those a program reads
+        self._activations: dict[str, Activation] = {}
+        self._kind = ""
+        self._plan_now = _KindPlan([], [], {}, {})
+        self._local: dict[str, Any] | None = None  # the variables of the rule being run
 
     def run(self, lint_input: LintInput) -> None:
         by_scope: dict[str, list[CompiledRule]] = {}
@@ -180,9 +189,6 @@ class Evaluator:
         findings: list[list[Finding]] = [[] for _ in scopes]
         not_evaluated: list[list[NotEvaluated]] = [[] for _ in scopes]
         plans: dict[str, _KindPlan] = {}
-        # one activation per kind, kept from object to object (making one registers every
-        # function again); values are rebound as each object brings its own
-        activations: dict[str, Activation] = {}
         for obj in lint_input.objects:
             plan = plans.get(obj.kind)
             if plan is None:
@@ -191,22 +197,50 @@ class Evaluator:
                 continue
             memo: dict[Any, Any] = {}
             self._locations = {}
-            activation = activations.get(obj.kind)
+            self._memo.next_object()
+            self._kind, self._plan_now = obj.kind, plan
             for index, (scope, _) in enumerate(scopes):
                 applicable = plan.applicable[index]
                 if not applicable:
                     continue
                 self.findings, self.not_evaluated = findings[index], not_evaluated[index]
                 for view in expand_object(scope, obj, lint_input, memo):
-                    names = plan.names[index]
-                    if activation is None or not activation.bind(view.variables, names, plan.reads):
-                        activation = activations[obj.kind] = Activation({}, plan.functions, lazy={})
-                        activation.bind(view.variables, names, plan.reads)
                     self._variables = view.variables
                     for rule in applicable:
-                        self._evaluate(rule, view, activation)
+                        self._evaluate(rule, view)
         self.findings = [f for per_scope in findings for f in per_scope]
         self.not_evaluated = [n for per_scope in not_evaluated for n in per_scope]
+
+    def _execute(self, program: Any) -> Any:
+        """`program`'s result for the subject being judged: remembered from an earlier
+        subject that gave it the same values (`program_memo`), or run."""
+        key = self._memo.key(program, self._variables, self._local)
+        known = self._memo.get(key)
+        if known is not None:
+            ok, outcome = known
+            if ok:
+                return outcome
+            raise outcome
+        try:
+            value = self._activation(program).evaluate(program)
+        except EvaluationError as exc:
+            self._memo.put(key, False, exc)
+            raise
+        self._memo.put(key, True, value)
+        return value
+
+    def _activation(self, program: Any) -> Activation:
+        """The kind's activation, with what `program` reads bound: only values it has not
+        bound already are converted (one made per kind and kept from subject to subject:
+        making one registers every function again)."""
+        plan, names = self._plan_now, self._memo.names(program)
+        activation = self._activations.get(self._kind)
+        if activation is None or not activation.bind(self._variables, names, plan.reads):
+            activation = Activation({}, plan.functions, lazy={})
+            self._activations[self._kind] = activation
+            activation.bind(self._variables, names, plan.reads)
+        activation.set_lazy(LOCAL, self._local)
+        return activation
 
     def _plan(self, kind: str, scopes: Sequence[tuple[str, list[CompiledRule]]]) -> _KindPlan:
         """The rules that apply to objects of one kind, scope by scope, with the variables
@@ -224,26 +258,27 @@ class Evaluator:
         reads = read_trees(sources, frozenset().union(*names))
         return _KindPlan(applicable, names, functions, reads)
 
-    def _evaluate(self, rule: CompiledRule, view: SubjectView, activation: Activation) -> None:
+    def _evaluate(self, rule: CompiledRule, view: SubjectView) -> None:
+        self._local = None
         try:
-            if rule.when is not None and not activation.evaluate(rule.when):
+            if rule.when is not None and not self._execute(rule.when):
                 return
             if rule.variables:
                 # lazy: setting a plain variable would make CEL rebuild the whole context
                 local: dict[str, Any] = {}
-                activation.with_lazy("variables", local)
+                self._local = local
                 for name, program in rule.variables:
-                    local[name] = activation.evaluate(program)
+                    local[name] = self._execute(program)
             if rule.check is not None:
                 self._record(rule, view, rule.check(view, rule.params))
                 return
             outcomes = []
             for validation, expression, message_program in rule.validations:
-                if activation.evaluate(expression):
+                if self._execute(expression):
                     continue
                 message = validation.message or rule.spec.summary
                 if message_program is not None:
-                    message = str(activation.evaluate(message_program))
+                    message = str(self._execute(message_program))
                 path, inner, flag = resolve_at(view, validation.at or rule.spec.at)
                 outcomes.append(
                     Outcome(
@@ -251,7 +286,7 @@ class Evaluator:
                         path=path,
                         inner_line=inner,
                         flag=flag,
-                        evidence=self._evidence(rule, activation),
+                        evidence=self._evidence(rule),
                         severity=validation.severity,
                     )
                 )
@@ -266,11 +301,11 @@ class Evaluator:
                 )
             )
 
-    def _evidence(self, rule: CompiledRule, activation: Activation) -> tuple[Evidence, ...]:
+    def _evidence(self, rule: CompiledRule) -> tuple[Evidence, ...]:
         out = []
         for key, program in rule.evidence:
             try:
-                value = activation.evaluate(program)
+                value = self._execute(program)
             except EvaluationError:
                 continue
             out.append(Evidence(source="manifest", key=key, value=value))

@@ -52,12 +52,7 @@ def suppression_reason(
                 inline = inline_reason(rule, source_line(line))
                 if inline:
                     return inline
-        for key in (
-            f"{ANNOTATION_PREFIX}{rule.code}",
-            f"{ANNOTATION_PREFIX}{rule.name}",
-            *(f"{ANNOTATION_PREFIX}{alias}" for alias in rule.aliases),
-            IGNORE_ALL,
-        ):
+        for key in _annotation_keys(rule) if annotations else ():
             if key in annotations:
                 reason = annotations[key].strip() or "no reason given"
                 return f"annotation {key}: {reason}"
@@ -65,3 +60,20 @@ def suppression_reason(
         if exemption.matches(rule.code, rule.name, rule.layer.value, subject, location):
             return f"config exemption: {exemption.reason}"
     return None
+
+
+def _annotation_keys(rule: RuleSpec) -> tuple[str, ...]:
+    """The annotations that silence `rule`, in the order they are looked for."""
+    names = (rule.code, rule.name, rule.aliases)
+    keys = _ANNOTATION_KEYS.get(names)
+    if keys is None:
+        keys = _ANNOTATION_KEYS[names] = (
+            f"{ANNOTATION_PREFIX}{rule.code}",
+            f"{ANNOTATION_PREFIX}{rule.name}",
+            *(f"{ANNOTATION_PREFIX}{alias}" for alias in rule.aliases),
+            IGNORE_ALL,
+        )
+    return keys
+
+
+_ANNOTATION_KEYS: dict[tuple[str, str, tuple[str, ...]], tuple[str, ...]] = {}
