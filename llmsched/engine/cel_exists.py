@@ -35,17 +35,24 @@ class Elements:
     keep: Keep | None
 
 
+def _string_at(element: Any, path: tuple[str, ...]) -> str | None:
+    """The string at `path` in nested dicts; None when a key is missing or the value is no
+    string (the condition could then raise or hold, so the element is kept)."""
+    for key in path:
+        if type(element) is not dict or key not in element:
+            return None
+        element = element[key]
+    return element if type(element) is str else None
+
+
 @dataclass(frozen=True)
 class Equals:
     path: tuple[str, ...]
     text: str
 
     def keeps(self, element: Any) -> bool:
-        for key in self.path:
-            if type(element) is not dict or key not in element:
-                return True
-            element = element[key]
-        return type(element) is not str or element == self.text
+        value = _string_at(element, self.path)
+        return value is None or value == self.text
 
 
 @dataclass(frozen=True)
@@ -54,11 +61,8 @@ class Contains:
     text: str
 
     def keeps(self, element: Any) -> bool:
-        for key in self.path:
-            if type(element) is not dict or key not in element:
-                return True
-            element = element[key]
-        return type(element) is not str or self.text in element
+        value = _string_at(element, self.path)
+        return value is None or self.text in value
 
 
 @dataclass(frozen=True)
