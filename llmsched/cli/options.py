@@ -154,13 +154,7 @@ def echo_line(kind: str, message: str) -> None:
     characters (a file name may hold a newline) escaped, and a value quoted from the input
     cut so that one 8 MB argument does not become an 8 MB message."""
     from llmsched.redaction import Redactor
+    from llmsched.render.text import cut_middle
 
-    if len(message) > MAX_MESSAGE_CHARS:
-        cut = len(message) - MAX_MESSAGE_CHARS
-        message = (
-            message[: MAX_MESSAGE_CHARS - 200]
-            + f" … ({cut:,} characters cut) … "
-            + (message[-200:])
-        )
-    text = Redactor().text(message).translate(_CONTROL)
+    text = Redactor().text(cut_middle(message, MAX_MESSAGE_CHARS)).translate(_CONTROL)
     typer.echo(f"llmsched: {kind}: {text}", err=True)

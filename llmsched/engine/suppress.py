@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 
 from llmsched.config import Config
 from llmsched.engine.spec import RuleSpec
@@ -52,7 +53,8 @@ def suppression_reason(
                 inline = inline_reason(rule, source_line(line))
                 if inline:
                     return inline
-        for key in _annotation_keys(rule) if annotations else ():
+        keys = _annotation_keys(rule.code, rule.name, rule.aliases) if annotations else ()
+        for key in keys:
             if key in annotations:
                 reason = annotations[key].strip() or "no reason given"
                 return f"annotation {key}: {reason}"
@@ -62,18 +64,12 @@ def suppression_reason(
     return None
 
 
-def _annotation_keys(rule: RuleSpec) -> tuple[str, ...]:
-    """The annotations that silence `rule`, in the order they are looked for."""
-    names = (rule.code, rule.name, rule.aliases)
-    keys = _ANNOTATION_KEYS.get(names)
-    if keys is None:
-        keys = _ANNOTATION_KEYS[names] = (
-            f"{ANNOTATION_PREFIX}{rule.code}",
-            f"{ANNOTATION_PREFIX}{rule.name}",
-            *(f"{ANNOTATION_PREFIX}{alias}" for alias in rule.aliases),
-            IGNORE_ALL,
-        )
-    return keys
-
-
-_ANNOTATION_KEYS: dict[tuple[str, str, tuple[str, ...]], tuple[str, ...]] = {}
+@lru_cache(maxsize=4096)
+def _annotation_keys(code: str, name: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
+    """The annotations that silence a rule, in the order they are looked for."""
+    return (
+        f"{ANNOTATION_PREFIX}{code}",
+        f"{ANNOTATION_PREFIX}{name}",
+        *(f"{ANNOTATION_PREFIX}{alias}" for alias in aliases),
+        IGNORE_ALL,
+    )

@@ -156,10 +156,16 @@ def _finding_runs(finding: Finding) -> Cell:
 MAX_LINE_CHARS = 4000  # a value quoted from the input (an 8 MB argument) is cut, not wrapped
 
 
-def _cut(line: str) -> str:
-    if len(line) <= MAX_LINE_CHARS:
+def cut_middle(line: str, limit: int, tail: int = 200) -> str:
+    """`line` at most `limit` characters long: its head and its last `tail` characters,
+    with how many were cut between them."""
+    if len(line) <= limit:
         return line
-    return f"{line[: MAX_LINE_CHARS - 200]} … ({len(line) - MAX_LINE_CHARS:,} characters cut) … {line[-200:]}"
+    return f"{line[: limit - tail]} … ({len(line) - limit:,} characters cut) … {line[-tail:]}"
+
+
+def _cut(line: str) -> str:
+    return cut_middle(line, MAX_LINE_CHARS)
 
 
 def _finding_cell(finding: Finding) -> Text:
